@@ -1,0 +1,52 @@
+"""Tabular softmax policy: one logit per (prompt, answer)."""
+
+import numpy as np
+
+
+def softmax(z):
+    """Row-wise softmax of z: [n, M], stable for any finite logits."""
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _cdf(pi):
+    cdf = np.cumsum(pi, axis=-1)
+    cdf[..., -1] = 1.0  # rounding must never let u fall past the last answer
+    return cdf
+
+
+def sample_iid(pi_row, shape, rng):
+    """Answers of the given shape, all drawn from one distribution pi_row: [M]."""
+    return np.searchsorted(_cdf(pi_row), rng.random(shape), side="right")
+
+
+def sample_answers(pi, G, rng):
+    """Draw G answers per row of pi: [n, M] -> y: [n, G] int.
+
+    Inverse-CDF sampling with a single searchsorted over all rows: row j's CDF is
+    shifted by j, so one sorted array serves every row, and no [n, G, M] tensor is built.
+    """
+    n, M = pi.shape
+    if n == 1:
+        return sample_iid(pi[0], (1, G), rng)
+    cdf = _cdf(pi)
+    rows = np.arange(n)[:, None]
+    u = rng.random((n, G)) + rows  # [n, G]
+    idx = np.searchsorted((cdf + rows).ravel(), u.ravel(), side="right")
+    return idx.reshape(n, G) - rows * M
+
+
+class Policy:
+    """Softmax policy over answers, started from the task's reference logits."""
+
+    def __init__(self, task):
+        self.logits = np.array(task["logits"], dtype=float)  # [P, M], a copy
+
+    def probs(self, prompts=None):
+        """π: [P, M], or [len(prompts), M] for the given prompts."""
+        z = self.logits if prompts is None else self.logits[np.asarray(prompts)]
+        return softmax(z)
+
+    def sample(self, prompts, G, rng):
+        """y: [len(prompts), G] answers drawn from π for each prompt."""
+        return sample_answers(self.probs(prompts), G, rng)

@@ -1,0 +1,35 @@
+"""The toy reasoning task: P prompts, M candidate answers each, answer 0 correct.
+
+The reference policy's logits are drawn so that each difficulty level has a target
+probability of the correct answer: the logit-odds of answer 0 on a prompt of level k
+is Normal(level_logodds[k], logodds_spread). Wrong answers get Normal(0, 1) logits.
+"""
+
+import numpy as np
+
+LEVEL_KEYS = ("very_hard", "hard", "medium", "easy")  # ids used in files
+LEVEL_NAMES = ("very hard", "hard", "medium", "easy")  # display names
+LEVEL_NAMES_ZH = ("很难", "难", "中等", "容易")
+
+# log-odds of the correct answer per level: p ≈ 0.012, 0.05, 0.25, 0.65
+DEFAULT_LEVEL_LOGODDS = (-4.5, -3.0, -1.1, 0.6)
+
+
+def make_task(P=200, M=16, seed=0, level_logodds=DEFAULT_LEVEL_LOGODDS, logodds_spread=0.3):
+    """Return {"P", "M", "level": [P] int (0 = very hard), "logits": [P, M] float}.
+
+    Levels come in P / n_levels contiguous blocks, hardest first.
+    """
+    n_levels = len(level_logodds)
+    if P % n_levels:
+        raise ValueError(f"task.P = {P} must be a multiple of the number of levels ({n_levels})")
+    if M < 2:
+        raise ValueError(f"task.M = {M} must be at least 2 (one correct answer and a wrong one)")
+    rng = np.random.default_rng(seed)
+    level = np.repeat(np.arange(n_levels), P // n_levels)  # [P]
+    wrong = rng.normal(0.0, 1.0, size=(P, M - 1))  # [P, M-1]
+    logodds = np.asarray(level_logodds, float)[level] + rng.normal(0.0, logodds_spread, P)
+    # choose the correct logit so that log(p / (1 - p)) = logodds exactly
+    lse_wrong = np.logaddexp.reduce(wrong, axis=1)  # [P]
+    logits = np.concatenate([(logodds + lse_wrong)[:, None], wrong], axis=1)  # [P, M]
+    return {"P": P, "M": M, "level": level, "logits": logits, "n_levels": n_levels}
