@@ -6,10 +6,10 @@ The names the lecture script imports (it was written against `toy_rlvr`):
 
 from .estimators import ESTIMATORS, advantages, estimator
 from .metrics import gradient_stats, pass_at_k
-from .policy import Policy
+from .policy import Policy, policy_gradient
 from .task import LEVEL_KEYS, LEVEL_NAMES, make_task
 from .text import pad
-from .training import Record, policy_gradient, train
+from .training import Record, train
 
 __all__ = [
     "ESTIMATORS", "LEVEL_KEYS", "LEVEL_NAMES", "Policy", "Record", "advantages", "estimator",

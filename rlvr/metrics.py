@@ -3,8 +3,7 @@
 import numpy as np
 
 from .estimators import advantages
-from .policy import sample_iid, softmax
-from .training import policy_gradient
+from .policy import policy_gradient, sample_iid, softmax
 
 
 def pass_at_k(p, k):

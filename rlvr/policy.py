@@ -36,6 +36,20 @@ def sample_answers(pi, G, rng):
     return idx.reshape(n, G) - rows * M
 
 
+def policy_gradient(y, A, pi):
+    """Score-function gradient of each sampled group, w.r.t. that prompt's logits.
+
+    y: [n, G] answers, A: [n, G] advantages, pi: [n, M] probabilities -> g: [n, M]
+    g = (1/G) Σ_i A_i (e_{y_i} - π) = (1/G) Σ_i A_i e_{y_i} - mean(A) π,
+    so the one-hot [n, G, M] tensor is never built: a bincount scatters A onto y.
+    """
+    n, G = y.shape
+    M = pi.shape[1]
+    flat = (y + M * np.arange(n)[:, None]).ravel()
+    scatter = np.bincount(flat, weights=A.ravel(), minlength=n * M).reshape(n, M)
+    return scatter / G - A.mean(axis=1, keepdims=True) * pi
+
+
 class Policy:
     """Softmax policy over answers, started from the task's reference logits."""
 

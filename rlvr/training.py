@@ -5,7 +5,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
-from .policy import sample_answers, softmax
+from .policy import policy_gradient, sample_answers, softmax
 
 
 class Record(NamedTuple):
@@ -14,20 +14,6 @@ class Record(NamedTuple):
     mean_reward: float  # mean reward of this step's samples (offset included)
     zero_signal_frac: float  # share of this step's groups whose G rewards are all equal
     pass1_by_level: np.ndarray  # [n_levels]
-
-
-def policy_gradient(y, A, pi):
-    """Score-function gradient of each sampled group, w.r.t. that prompt's logits.
-
-    y: [n, G] answers, A: [n, G] advantages, pi: [n, M] probabilities -> g: [n, M]
-    g = (1/G) Σ_i A_i (e_{y_i} - π) = (1/G) Σ_i A_i e_{y_i} - mean(A) π,
-    so the one-hot [n, G, M] tensor is never built: a bincount scatters A onto y.
-    """
-    n, G = y.shape
-    M = pi.shape[1]
-    flat = (y + M * np.arange(n)[:, None]).ravel()
-    scatter = np.bincount(flat, weights=A.ravel(), minlength=n * M).reshape(n, M)
-    return scatter / G - A.mean(axis=1, keepdims=True) * pi
 
 
 def pass1_by_level(logits, level, n_levels):
