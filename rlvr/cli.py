@@ -76,7 +76,7 @@ def cmd_tables(a):
 
 
 def cmd_figures(a):
-    from .render import write_figures
+    from .figures import write_figures
 
     for path in write_figures(_read_frames(a), a.outdir):
         _log(f"figure -> {path}")

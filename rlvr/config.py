@@ -17,7 +17,7 @@ LEVELS = ("very_hard", "hard", "medium", "easy")
 
 # where each job writes, relative to the results directory
 TASK_FILE = "task.parquet"
-GRADSTAT_PATTERN = "gradient_stats/off{offset}_{method}_{level}.parquet"
+GRADSTAT_PATTERN = "gradient_stats/off{offset}/{method}/{level}.parquet"
 RUN_PATTERN = "runs/{experiment}/{method}/lr{lr}_off{offset}_G{G}_n{pps}/seed{seed}"
 
 

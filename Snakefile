@@ -1,0 +1,21 @@
+# rlvr: the GRPO lecture's four demos as a cached pipeline. `snakemake -c8` runs it all.
+# Stages: task -> reference pass@k -> gradient statistics -> training runs -> aggregate -> render.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/task.smk"
+include: "workflow/rules/gradients.smk"
+include: "workflow/rules/training.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/render.smk"
+
+
+rule all:
+    input:
+        final_outputs(),

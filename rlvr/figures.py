@@ -1,0 +1,136 @@
+"""The report figures, from the aggregated results (pandas DataFrames)."""
+
+from pathlib import Path
+
+import numpy as np
+
+from .config import LEVELS
+
+LEVEL_LABELS = {"very_hard": "very hard", "hard": "hard", "medium": "medium", "easy": "easy",
+                "all": "all prompts"}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no screen
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def passk_by_level(ref, path):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for level in list(LEVELS) + ["all"]:
+        sub = ref[ref["level"] == level].sort_values("k")
+        ax.plot(sub["k"], sub["pass_at_k"], marker="o", ls="--" if level == "all" else "-",
+                label=LEVEL_LABELS[level])
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("k (answers drawn)")
+    ax.set_ylabel("pass@k = 1 - (1 - p)^k")
+    ax.set_title("Reference model: pass@k by difficulty")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def gradient_estimators(gs, path):
+    plt = _plt()
+    multi = gs.groupby(["reward_offset", "level"]).filter(lambda s: s["method"].nunique() > 1)
+    offsets = sorted(multi["reward_offset"].unique())
+    methods = list(dict.fromkeys(multi["method"]))
+    fig, (ax_mean, ax_std) = plt.subplots(1, 2, figsize=(10, 4))
+    width = 0.8 / max(1, len(offsets))
+    x = np.arange(len(methods))
+    for i, off in enumerate(offsets):
+        sub = multi[multi["reward_offset"] == off].set_index("method").loc[methods]
+        ax_mean.bar(x + i * width, sub["grad_mean"], width, yerr=1.96 * sub["grad_mean_se"],
+                    capsize=3, label=f"reward offset {off:g}")
+        ax_std.bar(x + i * width, sub["grad_std"], width, label=f"reward offset {off:g}")
+    true = multi["true_grad"].iloc[0]
+    ax_mean.axhline(true, color="k", ls="--", lw=1, label="true gradient π(1-π)")
+    for ax, title in ((ax_mean, "mean of the correct-logit gradient (95% CI)"),
+                      (ax_std, "std of the correct-logit gradient")):
+        ax.set_xticks(x + width * (len(offsets) - 1) / 2, methods)
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=8)
+    level, G, n = multi["level"].iloc[0], int(multi["G"].iloc[0]), int(multi["n_reps"].iloc[0])
+    fig.suptitle(f"Gradient estimators on a {LEVEL_LABELS[level]} prompt, G = {G}, {n} repetitions")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def learning_curves(curves, path):
+    plt = _plt()
+    tr = curves[(curves["experiment"] == "training") & (curves["level"].isin(["all", "very_hard"]))]
+    rows = list(dict.fromkeys(zip(tr["method"], tr["lr"], tr["reward_offset"])))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=False)
+    for ax, level in zip(axes, ["all", "very_hard"]):
+        for m, lr, off in rows:
+            sub = tr[(tr["method"] == m) & (tr["lr"] == lr) & (tr["reward_offset"] == off)
+                     & (tr["level"] == level)]
+            wide = sub.pivot_table(index="step", columns="seed", values="pass1")  # [T, seeds]
+            mean = wide.mean(axis=1)
+            se = wide.std(axis=1, ddof=1).fillna(0) / np.sqrt(wide.shape[1])
+            line, = ax.plot(mean.index, mean, lw=1.5, ls="-" if off == 0 else ":",
+                            label=f"{m}, lr {lr:g}, offset {off:g}")
+            ax.fill_between(mean.index, mean - 1.96 * se, mean + 1.96 * se, alpha=0.2,
+                            color=line.get_color())
+        ax.set_title(f"pass@1 on {LEVEL_LABELS[level]} (mean of {wide.shape[1]} seeds, 95% band)",
+                     fontsize=10)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("exact pass@1")
+    axes[1].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def group_size(runs, path):
+    plt = _plt()
+    gz = runs[runs["experiment"] == "group_size"]
+    stats = gz.groupby("G").agg(p=("final_pass1", "mean"), p_sd=("final_pass1", "std"),
+                                z=("zero_signal_frac", "mean"), z_sd=("zero_signal_frac", "std"),
+                                n=("seed", "nunique"))
+    se = 1.96 / np.sqrt(stats["n"])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.errorbar(stats.index, stats["p"], yerr=stats["p_sd"].fillna(0) * se, marker="o",
+                label="final pass@1", capsize=3)
+    ax.errorbar(stats.index, stats["z"], yerr=stats["z_sd"].fillna(0) * se, marker="s",
+                label="share of groups with no signal", capsize=3)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(stats.index, [str(g) for g in stats.index])
+    ax.set_xlabel("group size G (answers per step fixed)")
+    ax.set_title(f"Group size at {int(gz['G'].iloc[0] * gz['prompts_per_step'].iloc[0])} "
+                 f"answers per step ({int(stats['n'].min())} seeds, 95% CI)", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_figures(frames, outdir):
+    """Write the four report figures as PNG under outdir; return their paths."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    jobs = [
+        ("passk_by_level", passk_by_level, frames["reference"]),
+        ("gradient_estimators", gradient_estimators, frames["gradstats"]),
+        ("learning_curves", learning_curves, frames["curves"]),
+        ("group_size", group_size, frames["runs"]),
+    ]
+    paths = []
+    for name, draw, frame in jobs:
+        path = outdir / f"{name}.png"
+        tmp = outdir / f".{name}.tmp.png"
+        draw(frame, tmp)
+        tmp.replace(path)  # atomic: a figure is complete or absent
+        paths.append(path)
+    return paths

@@ -1,0 +1,34 @@
+# Stage 4: concatenate the per-job Parquet files into the tables users open.
+
+
+rule aggregate_gradient_stats:
+    input:
+        gradstat_files(),
+    output:
+        f"{RESULTS}/gradient_stats.parquet",
+    log:
+        f"{LOGS}/aggregate_gradient_stats.log",
+    shell:
+        "{RLVR} aggregate --out {output} {input} 2> {log}"
+
+
+rule aggregate_runs:
+    input:
+        run_files(".run.parquet"),
+    output:
+        f"{RESULTS}/runs.parquet",
+    log:
+        f"{LOGS}/aggregate_runs.log",
+    shell:
+        "{RLVR} aggregate --out {output} {input} 2> {log}"
+
+
+rule aggregate_curves:
+    input:
+        run_files(".curve.parquet"),
+    output:
+        f"{RESULTS}/curves.parquet",
+    log:
+        f"{LOGS}/aggregate_curves.log",
+    shell:
+        "{RLVR} aggregate --out {output} {input} 2> {log}"

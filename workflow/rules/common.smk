@@ -1,0 +1,70 @@
+# Helpers shared by the rules: config validation, job lists, paths, the rlvr command.
+import shlex
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+BASE = Path(workflow.basedir)
+sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not installed
+
+from rlvr import config as C
+
+try:
+    _validated = C.validate_config(config)
+except C.ConfigError as err:
+    raise WorkflowError(str(err)) from None
+config.clear()
+config.update(_validated)
+
+RESULTS = "results"
+LOGS = "logs"
+# the repo's rlvr, run by the Python that runs Snakemake (no shell shims on the way)
+RLVR = f"PYTHONPATH={shlex.quote(str(BASE))} {shlex.quote(sys.executable)} -m rlvr"
+TASK = f"{RESULTS}/{C.TASK_FILE}"
+
+
+def code(*modules):
+    """The rlvr modules a stage computes with: editing one reruns that stage and what follows."""
+    return [str(BASE / "rlvr" / m) for m in ("config.py", "stages.py", *modules)]
+
+
+def gradstat_files():
+    return [f"{RESULTS}/{C.gradstat_path(c)}" for c in C.gradstat_cases(config)]
+
+
+def run_files(suffix):
+    return [f"{RESULTS}/{C.run_path(r)}{suffix}" for r in C.training_runs(config)]
+
+
+def final_outputs():
+    return [
+        f"{RESULTS}/reference_passk.parquet",
+        f"{RESULTS}/gradient_stats.parquet",
+        f"{RESULTS}/runs.parquet",
+        f"{RESULTS}/curves.parquet",
+        *TABLES,
+        *FIGURES,
+    ]
+
+
+TABLES = [f"{RESULTS}/tables/all.txt"] + [
+    f"{RESULTS}/tables/{name}{suffix}"
+    for name in ("demo1_reference", "demo2_gradients", "demo3_training", "demo4_group_size")
+    for suffix in (".txt", ".md")
+]
+FIGURES = [
+    f"{RESULTS}/figures/{name}.png"
+    for name in ("passk_by_level", "gradient_estimators", "learning_curves", "group_size")
+]
+
+
+wildcard_constraints:
+    offset=r"-?[0-9.e+-]+|-?inf|nan",
+    lr=r"[0-9.e+-]+",
+    method=r"[A-Za-z0-9_]+",
+    level="|".join(C.LEVELS),
+    experiment="training|group_size",
+    G=r"\d+",
+    pps=r"\d+",
+    seed=r"\d+",

@@ -1,0 +1,24 @@
+# Stage 2: Monte Carlo moments of each estimator's gradient, one job per (offset, method, level).
+
+
+rule gradient_stat:
+    input:
+        task=TASK,
+        code=code("estimators.py", "policy.py", "metrics.py"),
+    output:
+        stats=f"{RESULTS}/gradient_stats/off{{offset}}/{{method}}/{{level}}.parquet",
+    params:
+        G=config["gradient_stats"]["G"],
+        n_reps=config["gradient_stats"]["n_reps"],
+        seed=config["gradient_stats"]["seed"],
+    log:
+        f"{LOGS}/gradient_stats/off{{offset}}/{{method}}/{{level}}.log",
+    group:
+        "gradient_stats"
+    resources:
+        runtime=10,
+        mem_mb=500,
+    shell:
+        "{RLVR} gradstats --task {input.task} --offset {wildcards.offset}"
+        " --method {wildcards.method} --level {wildcards.level} --G {params.G}"
+        " --reps {params.n_reps} --seed {params.seed} --out {output.stats} 2> {log}"

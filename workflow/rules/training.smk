@@ -1,0 +1,27 @@
+# Stage 3: one training run per (experiment, method, lr, offset, G, prompts per step, seed).
+
+
+rule train:
+    input:
+        task=TASK,
+        code=code("estimators.py", "policy.py", "training.py"),
+    output:
+        run=f"{RESULTS}/{C.RUN_PATTERN}.run.parquet",
+        curve=f"{RESULTS}/{C.RUN_PATTERN}.curve.parquet",
+    params:
+        steps=lambda w: config[w.experiment]["steps"],
+        value_lr=config["trainer"]["value_lr"],
+        eval_every=config["trainer"]["eval_every"],
+    log:
+        f"{LOGS}/{C.RUN_PATTERN}.log",
+    group:
+        "train"
+    resources:
+        runtime=10,
+        mem_mb=500,
+    shell:
+        "{RLVR} train --task {input.task} --experiment {wildcards.experiment}"
+        " --method {wildcards.method} --lr {wildcards.lr} --offset {wildcards.offset}"
+        " --G {wildcards.G} --prompts-per-step {wildcards.pps} --steps {params.steps}"
+        " --seed {wildcards.seed} --value-lr {params.value_lr} --eval-every {params.eval_every}"
+        " --out-run {output.run} --out-curve {output.curve} 2> {log}"
