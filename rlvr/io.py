@@ -66,7 +66,7 @@ def read_arrow(path, required=()):
     if not path.is_file():
         raise InputError(f"{path}: file not found")
     try:
-        table = pq.read_table(path)
+        table = pq.ParquetFile(path).read()  # read_table would import pyarrow.dataset (50 ms)
     except Exception as err:  # pyarrow raises several types for damaged files
         raise InputError(f"{path}: not a readable Parquet file ({err}); delete it and rerun") from None
     missing = [c for c in required if c not in table.column_names]
