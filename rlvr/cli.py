@@ -94,15 +94,16 @@ def _read_frames(a):
     return frames
 
 
-def cmd_all(a):
-    """Every stage in this process: print the four tables; optionally write the Parquet files."""
+RESULT_FILES = {"task": C.TASK_FILE, "reference": "reference_passk.parquet",
+                "gradstats": "gradient_stats.parquet", "runs": "runs.parquet", "curves": "curves.parquet"}
+
+
+def compute_all(cfg, log=_log):
+    """Every stage of a validated config in this process: {name: pyarrow Table} as RESULT_FILES."""
     import pyarrow as pa
 
-    from .render import render_text
     from .stages import gradstat_columns, reference_columns, run_columns, task_columns, task_from_columns
 
-    cfg = C.load_config(a.config)
-    t0 = time.perf_counter()
     task_cols = task_columns(cfg["task"])
     task = task_from_columns(task_cols)
     tables = {"task": pa.table(task_cols),
@@ -112,7 +113,7 @@ def cmd_all(a):
     rows = []
     for i, case in enumerate(cases):
         rows.append(pa.table(gradstat_columns(task, case, gs["G"], gs["n_reps"], gs["seed"])))
-        _log(f"gradient stats {i + 1}/{len(cases)} {case}")
+        log(f"gradient stats {i + 1}/{len(cases)} {tuple(case)}")
     tables["gradstats"] = pa.concat_tables(rows)
     runs, curves = [], []
     specs = C.training_runs(cfg)
@@ -121,17 +122,23 @@ def cmd_all(a):
         runs.append(pa.table(summary))
         curves.append(pa.table(curve))
         if (i + 1) % 10 == 0 or i + 1 == len(specs):
-            _log(f"training {i + 1}/{len(specs)} runs")
+            log(f"training {i + 1}/{len(specs)} runs")
     tables["runs"], tables["curves"] = pa.concat_tables(runs), pa.concat_tables(curves)
+    return tables
+
+
+def cmd_all(a):
+    """Every stage in this process: print the four tables; optionally write the Parquet files."""
+    from .render import render_text
+
+    cfg = C.load_config(a.config)
+    t0 = time.perf_counter()
+    tables = compute_all(cfg)
     _log(f"computed in {time.perf_counter() - t0:.1f} s")
     if a.results:
-        out = Path(a.results)
-        names = {"task": C.TASK_FILE, "reference": "reference_passk.parquet",
-                 "gradstats": "gradient_stats.parquet", "runs": "runs.parquet",
-                 "curves": "curves.parquet"}
-        for key, name in names.items():
-            io.write_arrow(out / name, tables[key])
-        _log(f"wrote Parquet files to {out}/")
+        for key, name in RESULT_FILES.items():
+            io.write_arrow(Path(a.results) / name, tables[key])
+        _log(f"wrote Parquet files to {a.results}/")
     frames = {k: v.to_pandas() for k, v in tables.items() if k != "task"}
     print(render_text(frames, cfg["lang"]))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
-LEVELS = ("very_hard", "hard", "medium", "easy")
+from .task import LEVEL_KEYS as LEVELS
 
 # where each job writes, relative to the results directory
 TASK_FILE = "task.parquet"

@@ -7,9 +7,10 @@ is Normal(level_logodds[k], logodds_spread). Wrong answers get Normal(0, 1) logi
 
 import numpy as np
 
-LEVEL_KEYS = ("very_hard", "hard", "medium", "easy")  # ids used in files
-LEVEL_NAMES = ("very hard", "hard", "medium", "easy")  # display names
-LEVEL_NAMES_ZH = ("很难", "难", "中等", "容易")
+LEVEL_KEYS = ("very_hard", "hard", "medium", "easy")  # ids used in files and tables
+# display names, in the lecture's language: its script prints them beside its own Chinese labels
+LEVEL_NAMES = ("很难", "难", "中等", "容易")
+LEVEL_NAMES_EN = ("very hard", "hard", "medium", "easy")
 
 # log-odds of the correct answer per level: p ≈ 0.012, 0.05, 0.25, 0.65
 DEFAULT_LEVEL_LOGODDS = (-4.5, -3.0, -1.1, 0.6)

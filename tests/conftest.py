@@ -1,0 +1,29 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def default_results():
+    """Every stage of the default config, computed in-process once: {name: pandas DataFrame}."""
+    from rlvr.cli import compute_all
+    from rlvr.config import load_config
+
+    tables = compute_all(load_config(REPO / "config" / "config.yaml"), log=lambda msg: None)
+    return {k: v.to_pandas() for k, v in tables.items()}
+
+
+def run(cmd, cwd=None, check=True, timeout=300):
+    """Run a command; return CompletedProcess with text output."""
+    import subprocess
+
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{cmd} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+PYTHON = sys.executable

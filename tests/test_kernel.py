@@ -1,0 +1,90 @@
+"""The fast training kernel against the straightforward one-hot formula, and sampling."""
+
+import numpy as np
+import pytest
+
+from rlvr import Policy, advantages, make_task, train
+from rlvr.policy import policy_gradient, sample_answers, sample_iid, softmax
+
+
+def onehot_gradient(y, A, pi):
+    """The lecture's formula: mean over the group of A_i (onehot(y_i) - pi). [n, G, M] memory."""
+    n, G = y.shape
+    onehot = np.zeros((n, G, pi.shape[1]))
+    np.put_along_axis(onehot, y[:, :, None], 1.0, axis=2)
+    return (A[:, :, None] * (onehot - pi[:, None, :])).mean(axis=1)
+
+
+@pytest.mark.parametrize("n,G,M", [(1, 2, 2), (16, 8, 16), (7, 32, 5), (50, 3, 40)])
+def test_policy_gradient_equals_onehot_formula(n, G, M):
+    rng = np.random.default_rng(n * 1000 + G)
+    pi = softmax(rng.normal(size=(n, M)))
+    y = sample_answers(pi, G, rng)
+    A = rng.normal(size=(n, G))
+    np.testing.assert_allclose(policy_gradient(y, A, pi), onehot_gradient(y, A, pi), atol=1e-12)
+
+
+def test_training_equals_a_onehot_reimplementation_for_the_same_seed():
+    """Re-run train()'s loop with the one-hot formula: same draws, same logits at the end."""
+    task = make_task(P=20, M=6, seed=3)
+    steps, n, G, lr, seed = 40, 5, 4, 2.0, 11
+    out = train(task, "grpo", steps, n, G, lr, seed, eval_every=steps)
+    rng = np.random.default_rng(seed)
+    logits = task["logits"].copy()
+    for _ in range(steps):
+        prompts = rng.choice(task["P"], n, replace=False)
+        pi = softmax(logits[prompts])
+        y = sample_answers(pi, G, rng)
+        A = advantages((y == 0).astype(float), "grpo")
+        logits[prompts] += lr * onehot_gradient(y, A, pi)
+    np.testing.assert_allclose(out["logits"], logits, atol=1e-10)
+
+
+def test_sampling_matches_the_probabilities():
+    # 400,000 draws from 5 rows: each frequency within 4 binomial standard errors of pi
+    rng = np.random.default_rng(0)
+    pi = softmax(rng.normal(size=(5, 6)) * 2)
+    y = sample_answers(pi, 80_000, rng)
+    assert y.min() >= 0 and y.max() < 6
+    freq = np.stack([np.bincount(row, minlength=6) / len(row) for row in y])
+    se = np.sqrt(pi * (1 - pi) / y.shape[1])
+    assert np.all(np.abs(freq - pi) < 4 * se + 1e-12)
+
+
+def test_sample_iid_never_returns_an_out_of_range_answer():
+    pi = np.array([0.0, 0.0, 1.0])  # cumulative sums end exactly at 1
+    y = sample_iid(pi, (1000,), np.random.default_rng(0))
+    assert np.all(y == 2)
+
+
+def test_softmax_is_stable_for_huge_logits():
+    z = np.array([[1e6, 0.0, -1e6], [-1e308, -1e308, 0.0]])
+    p = softmax(z)
+    assert np.all(np.isfinite(p))
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+
+
+def test_huge_learning_rate_stays_finite():
+    task = make_task(P=8, M=4)
+    out = train(task, "none", 50, 4, 4, 1e6, 0, reward_offset=1e6)
+    assert np.all(np.isfinite(out["logits"]))
+    assert all(np.isfinite(rec.pass1) for rec in out["history"])
+
+
+def test_train_is_deterministic_and_seed_dependent():
+    task = make_task(P=16, M=4)
+    a = train(task, "rloo", 30, 4, 4, 2.0, 5)
+    b = train(task, "rloo", 30, 4, 4, 2.0, 5)
+    c = train(task, "rloo", 30, 4, 4, 2.0, 6)
+    np.testing.assert_array_equal(a["logits"], b["logits"])
+    assert not np.array_equal(a["logits"], c["logits"])
+
+
+def test_policy_probs_and_sample_shapes():
+    task = make_task()
+    pol = Policy(task)
+    assert pol.probs().shape == (200, 16)
+    assert pol.probs([3]).shape == (1, 16)
+    np.testing.assert_allclose(pol.probs().sum(axis=1), 1.0)
+    y = pol.sample(np.array([0, 5, 5]), 7, np.random.default_rng(0))
+    assert y.shape == (3, 7) and y.dtype.kind == "i"
