@@ -16,6 +16,17 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/render.smk"
 
 
+wildcard_constraints:
+    offset=r"-?[0-9.e+-]+|-?inf|nan",
+    lr=r"[0-9.e+-]+",
+    method=r"[A-Za-z0-9_]+",
+    level="|".join(C.LEVELS),
+    experiment="training|group_size",
+    G=r"\d+",
+    pps=r"\d+",
+    seed=r"\d+",
+
+
 rule all:
     input:
         final_outputs(),

@@ -12,8 +12,10 @@ import math
 from pathlib import Path
 from typing import NamedTuple
 
+from .task import LEVEL_KEYS
+
+LEVELS = LEVEL_KEYS  # level ids as config values and file names use them
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
-from .task import LEVEL_KEYS as LEVELS
 
 # where each job writes, relative to the results directory
 TASK_FILE = "task.parquet"

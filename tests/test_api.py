@@ -4,8 +4,8 @@ import re
 
 import numpy as np
 import pytest
-
 from conftest import PYTHON, REPO, run
+
 from rlvr import LEVEL_NAMES, Policy, make_task, pad, pass_at_k, train
 
 

@@ -8,8 +8,12 @@ rule aggregate_gradient_stats:
         f"{RESULTS}/gradient_stats.parquet",
     log:
         f"{LOGS}/aggregate_gradient_stats.log",
+    conda:
+        ENV
+    params:
+        rlvr=RLVR,
     shell:
-        "{RLVR} aggregate --out {output} {input} 2> {log}"
+        "{params.rlvr} aggregate --out {output} {input} 2> {log}"
 
 
 rule aggregate_runs:
@@ -19,8 +23,12 @@ rule aggregate_runs:
         f"{RESULTS}/runs.parquet",
     log:
         f"{LOGS}/aggregate_runs.log",
+    conda:
+        ENV
+    params:
+        rlvr=RLVR,
     shell:
-        "{RLVR} aggregate --out {output} {input} 2> {log}"
+        "{params.rlvr} aggregate --out {output} {input} 2> {log}"
 
 
 rule aggregate_curves:
@@ -30,5 +38,9 @@ rule aggregate_curves:
         f"{RESULTS}/curves.parquet",
     log:
         f"{LOGS}/aggregate_curves.log",
+    conda:
+        ENV
+    params:
+        rlvr=RLVR,
     shell:
-        "{RLVR} aggregate --out {output} {input} 2> {log}"
+        "{params.rlvr} aggregate --out {output} {input} 2> {log}"

@@ -1,4 +1,5 @@
 # Helpers shared by the rules: config validation, job lists, paths, the rlvr command.
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -19,8 +20,24 @@ config.update(_validated)
 
 RESULTS = "results"
 LOGS = "logs"
-# the repo's rlvr, run by the Python that runs Snakemake (no shell shims on the way)
-RLVR = f"PYTHONPATH={shlex.quote(str(BASE))} {shlex.quote(sys.executable)} -m rlvr"
+ENV = "../envs/rlvr.yaml"  # each rule's conda environment, used with --sdm conda
+
+
+def rlvr_command():
+    """The command that runs the repo's rlvr in a job. It uses the Python running Snakemake
+    (no shell shims on the way: they cost 0.1 s a job), or the job's conda environment's
+    Python under --sdm conda.
+    """
+    from snakemake.settings.types import DeploymentMethod
+
+    in_conda_env = (
+        DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+    )
+    python = "python" if in_conda_env else shlex.quote(sys.executable)
+    return f"PYTHONPATH={shlex.quote(str(BASE))} {python} -m rlvr"
+
+
+RLVR = rlvr_command()
 TASK = f"{RESULTS}/{C.TASK_FILE}"
 
 
@@ -50,21 +67,20 @@ def final_outputs():
 
 TABLES = [f"{RESULTS}/tables/all.txt"] + [
     f"{RESULTS}/tables/{name}{suffix}"
-    for name in ("demo1_reference", "demo2_gradients", "demo3_training", "demo4_group_size")
+    for name in (
+        "demo1_reference",
+        "demo2_gradients",
+        "demo3_training",
+        "demo4_group_size",
+    )
     for suffix in (".txt", ".md")
 ]
 FIGURES = [
     f"{RESULTS}/figures/{name}.png"
-    for name in ("passk_by_level", "gradient_estimators", "learning_curves", "group_size")
+    for name in (
+        "passk_by_level",
+        "gradient_estimators",
+        "learning_curves",
+        "group_size",
+    )
 ]
-
-
-wildcard_constraints:
-    offset=r"-?[0-9.e+-]+|-?inf|nan",
-    lr=r"[0-9.e+-]+",
-    method=r"[A-Za-z0-9_]+",
-    level="|".join(C.LEVELS),
-    experiment="training|group_size",
-    G=r"\d+",
-    pps=r"\d+",
-    seed=r"\d+",

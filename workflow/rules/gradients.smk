@@ -7,18 +7,21 @@ rule gradient_stat:
         code=code("estimators.py", "policy.py", "metrics.py"),
     output:
         stats=f"{RESULTS}/gradient_stats/off{{offset}}/{{method}}/{{level}}.parquet",
-    params:
-        G=config["gradient_stats"]["G"],
-        n_reps=config["gradient_stats"]["n_reps"],
-        seed=config["gradient_stats"]["seed"],
     log:
         f"{LOGS}/gradient_stats/off{{offset}}/{{method}}/{{level}}.log",
     group:
         "gradient_stats"
+    conda:
+        ENV
     resources:
         runtime=10,
         mem_mb=500,
+    params:
+        rlvr=RLVR,
+        G=config["gradient_stats"]["G"],
+        n_reps=config["gradient_stats"]["n_reps"],
+        seed=config["gradient_stats"]["seed"],
     shell:
-        "{RLVR} gradstats --task {input.task} --offset {wildcards.offset}"
+        "{params.rlvr} gradstats --task {input.task} --offset {wildcards.offset}"
         " --method {wildcards.method} --level {wildcards.level} --G {params.G}"
         " --reps {params.n_reps} --seed {params.seed} --out {output.stats} 2> {log}"

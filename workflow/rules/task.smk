@@ -6,16 +6,19 @@ rule task:
         code=code("task.py", "policy.py"),
     output:
         task=TASK,
+    log:
+        f"{LOGS}/task.log",
+    conda:
+        ENV
     params:
+        rlvr=RLVR,
         P=config["task"]["P"],
         M=config["task"]["M"],
         seed=config["task"]["seed"],
         level_logodds=" ".join(map(str, config["task"]["level_logodds"])),
         spread=config["task"]["logodds_spread"],
-    log:
-        f"{LOGS}/task.log",
     shell:
-        "{RLVR} task --P {params.P} --M {params.M} --seed {params.seed}"
+        "{params.rlvr} task --P {params.P} --M {params.M} --seed {params.seed}"
         " --level-logodds {params.level_logodds} --spread {params.spread}"
         " --out {output.task} 2> {log}"
 
@@ -26,9 +29,12 @@ rule reference_passk:
         code=code("metrics.py", "policy.py"),
     output:
         passk=f"{RESULTS}/reference_passk.parquet",
-    params:
-        k=" ".join(map(str, config["reference"]["k"])),
     log:
         f"{LOGS}/reference_passk.log",
+    conda:
+        ENV
+    params:
+        rlvr=RLVR,
+        k=" ".join(map(str, config["reference"]["k"])),
     shell:
-        "{RLVR} reference --task {input.task} --k {params.k} --out {output.passk} 2> {log}"
+        "{params.rlvr} reference --task {input.task} --k {params.k} --out {output.passk} 2> {log}"

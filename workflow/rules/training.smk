@@ -8,19 +8,22 @@ rule train:
     output:
         run=f"{RESULTS}/{C.RUN_PATTERN}.run.parquet",
         curve=f"{RESULTS}/{C.RUN_PATTERN}.curve.parquet",
-    params:
-        steps=lambda w: config[w.experiment]["steps"],
-        value_lr=config["trainer"]["value_lr"],
-        eval_every=config["trainer"]["eval_every"],
     log:
         f"{LOGS}/{C.RUN_PATTERN}.log",
     group:
         "train"
+    conda:
+        ENV
     resources:
         runtime=10,
         mem_mb=500,
+    params:
+        rlvr=RLVR,
+        steps=lambda w: config[w.experiment]["steps"],
+        value_lr=config["trainer"]["value_lr"],
+        eval_every=config["trainer"]["eval_every"],
     shell:
-        "{RLVR} train --task {input.task} --experiment {wildcards.experiment}"
+        "{params.rlvr} train --task {input.task} --experiment {wildcards.experiment}"
         " --method {wildcards.method} --lr {wildcards.lr} --offset {wildcards.offset}"
         " --G {wildcards.G} --prompts-per-step {wildcards.pps} --steps {params.steps}"
         " --seed {wildcards.seed} --value-lr {params.value_lr} --eval-every {params.eval_every}"

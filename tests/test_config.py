@@ -1,0 +1,88 @@
+"""Bad configs are refused with a message naming the key, before any work is done."""
+
+import math
+
+import pytest
+
+from rlvr.config import ConfigError, gradstat_cases, load_config, training_runs, validate_config
+
+ROW = {"method": "rloo", "lr": 2.0}
+
+# (config, key the message must name, a phrase saying what is allowed or wrong)
+BAD = [
+    ({"training": {"rows": [{"method": "ppo", "lr": 1.0}]}}, "training.rows[0].method", "allowed: none"),
+    ({"training": {"rows": [{"method": "rloo", "lr": -1.0}]}}, "training.rows[0].lr", "minimum"),
+    ({"training": {"rows": [{"method": "rloo", "lr": 0}]}}, "training.rows[0].lr", "minimum"),
+    ({"training": {"G": 1, "rows": [ROW]}}, "training.rows[0].method", "G >= 2"),
+    ({"group_size": {"G": [2, 256], "answers_per_step": 128}}, "group_size.G[1]", "must divide"),
+    ({"group_size": {"G": [3]}}, "group_size.G[0]", "must divide"),
+    ({"training": {"seeds": [0, 1.5]}}, "training.seeds[1]", "integer"),
+    ({"training": {"seeds": [0, 1.0]}}, "training.seeds[1]", "integer"),
+    ({"training": {"rows": [{"lr": 1.0}]}}, "training.rows[0]", "'method' is a required property"),
+    ({"trainingg": {}}, "(top level)", "known keys: lang, task"),
+    ({"training": {"step": 300}}, "training", "'step' was unexpected"),
+    ({"training": {"steps": "300"}}, "training.steps", "not of type 'integer'"),
+    ({"training": {"rows": []}}, "training.rows", "should be non-empty"),
+    ({"training": {"seeds": []}}, "training.seeds", "should be non-empty"),
+    ({"gradient_stats": {"n_reps": 0}}, "gradient_stats.n_reps", "minimum"),
+    ({"training": {"rows": [{"method": "none", "lr": 1.0, "reward_offset": "five"}]}},
+     "training.rows[0].reward_offset", "not of type 'number'"),
+    ({"training": {"rows": [{"method": "none", "lr": 1.0, "reward_offset": math.inf}]}},
+     "training.rows[0].reward_offset", "not a finite number"),
+    ({"training": {"rows": [ROW, {"method": "rloo", "lr": 2}]}}, "training.rows[1]", "duplicates training.rows[0]"),
+    ({"task": {"P": 201}}, "task.P", "multiple of the number of levels"),
+    ({"task": {"M": 1}}, "task.M", "minimum"),
+    ({"training": {"prompts_per_step": 500}}, "training.prompts_per_step", "exceeds the number of prompts"),
+    ({"task": {"P": 8}, "group_size": {"G": [2]}}, "group_size.G[0]", "more than task.P = 8"),
+    ({"lang": "fr"}, "lang", "'en', 'zh'"),
+    ({"gradient_stats": {"cases": [{"reward_offsets": [0], "methods": ["grpo"], "levels": ["trivial"]}]}},
+     "gradient_stats.cases[0].levels[0]", "very_hard"),
+    ({"gradient_stats": {"G": 8, "cases": [{"reward_offsets": [0], "methods": ["nope"], "levels": ["easy"]}]}},
+     "gradient_stats.cases[0].methods[0]", "unknown method"),
+    ({"trainer": {"value_lr": 1.5}}, "trainer.value_lr", "maximum"),
+    ({"training": {"seeds": [-1]}}, "training.seeds[0]", "minimum"),
+    ({"training": {"seeds": [1, 1]}}, "training.seeds", "non-unique"),
+]
+
+
+@pytest.mark.parametrize("cfg,key,phrase", BAD, ids=[b[1] + ":" + b[2][:20] for b in BAD])
+def test_bad_config_names_the_key(cfg, key, phrase):
+    with pytest.raises(ConfigError) as err:
+        validate_config(cfg)
+    message = str(err.value)
+    assert f"config key {key}:" in message, message
+    assert phrase in message, message
+
+
+def test_empty_config_gets_the_lecture_defaults():
+    cfg = validate_config({})
+    assert cfg["task"] == {"P": 200, "M": 16, "seed": 0, "level_logodds": [-4.5, -3.0, -1.1, 0.6],
+                           "logodds_spread": 0.3}
+    assert len(cfg["training"]["rows"]) == 10 and cfg["group_size"]["G"] == [2, 4, 8, 16, 32]
+    assert len(training_runs(cfg)) == 10 * 5 + 5 * 5
+    # 4 methods x 2 offsets on medium, plus grpo on the 3 other levels (medium is shared)
+    assert len(gradstat_cases(cfg)) == 11
+
+
+def test_shipped_config_equals_the_schema_defaults():
+    from conftest import REPO
+
+    assert load_config(REPO / "config" / "config.yaml") == validate_config({})
+
+
+def test_validation_does_not_change_its_input():
+    raw = {"training": {"rows": [ROW]}}
+    validate_config(raw)
+    assert raw == {"training": {"rows": [ROW]}}
+
+
+def test_config_file_errors_name_the_file(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("training: [unclosed\n")
+    with pytest.raises(ConfigError, match="bad.yaml is not valid YAML"):
+        load_config(bad)
+    bad.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="must hold a mapping"):
+        load_config(bad)

@@ -1,0 +1,80 @@
+"""Parquet io: atomic writes, and damaged inputs reported by file name."""
+
+import numpy as np
+import pytest
+from conftest import PYTHON, run
+
+from rlvr import io
+
+
+def test_write_is_atomic_and_leaves_no_temporary(tmp_path):
+    path = tmp_path / "sub" / "x.parquet"
+    io.write_table(path, {"a": np.arange(3), "b": ["x", "y", "z"]})
+    assert sorted(p.name for p in path.parent.iterdir()) == ["x.parquet"]
+    assert io.read_table(path)["a"].tolist() == [0, 1, 2]
+
+
+def test_failed_write_keeps_the_old_file(tmp_path):
+    path = tmp_path / "x.parquet"
+    io.write_table(path, {"a": np.arange(3)})
+    with pytest.raises(ValueError):  # pyarrow's ArrowInvalid: columns of unequal lengths
+        io.write_table(path, {"a": np.arange(3), "b": np.arange(4)})
+    assert io.read_table(path)["a"].tolist() == [0, 1, 2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.parquet"]
+
+
+def test_truncated_file_names_the_file(tmp_path):
+    path = tmp_path / "task.parquet"
+    io.write_table(path, {"a": np.arange(1000)})
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(io.InputError, match=r"task\.parquet: not a readable Parquet file.*delete it"):
+        io.read_table(path)
+
+
+def test_missing_columns_and_files_are_named(tmp_path):
+    path = tmp_path / "t.parquet"
+    io.write_table(path, {"a": np.arange(2)})
+    with pytest.raises(io.InputError, match=r"t\.parquet: missing columns \['level'\]"):
+        io.read_table(path, required=("a", "level"))
+    with pytest.raises(io.InputError, match="nothere.parquet: file not found"):
+        io.read_table(tmp_path / "nothere.parquet")
+
+
+def test_aggregate_refuses_mismatched_schemas(tmp_path):
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    io.write_table(a, {"x": np.arange(2)})
+    io.write_table(b, {"y": np.arange(2)})
+    with pytest.raises(io.InputError, match="b.parquet: columns"):
+        io.concat_files([a, b], tmp_path / "out.parquet")
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_cli_reports_a_damaged_task_without_a_traceback(tmp_path):
+    task = tmp_path / "task.parquet"
+    task.write_bytes(b"PAR1 not really")
+    proc = run([PYTHON, "-m", "rlvr", "reference", "--task", str(task), "--k", "1",
+                "--out", str(tmp_path / "ref.parquet")], check=False)
+    assert proc.returncode == 2
+    assert "task.parquet: not a readable Parquet file" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "ref.parquet").exists()
+
+
+def test_compute_jobs_import_neither_pandas_nor_matplotlib_nor_snakemake(tmp_path):
+    code = (
+        "import sys\n"
+        "from rlvr.cli import main\n"
+        f"t = {str(tmp_path / 'task.parquet')!r}\n"
+        "assert main(['task', '--P', '8', '--M', '4', '--seed', '0', '--level-logodds', '-4', '-3', '-1', '0',"
+        " '--spread', '0.3', '--out', t]) == 0\n"
+        "assert main(['train', '--task', t, '--experiment', 'training', '--method', 'grpo', '--lr', '2',"
+        " '--offset', '0', '--G', '4', '--prompts-per-step', '4', '--steps', '5', '--seed', '0',"
+        f" '--value-lr', '0.2', '--eval-every', '1', '--out-run', {str(tmp_path / 'r.parquet')!r},"
+        f" '--out-curve', {str(tmp_path / 'c.parquet')!r}]) == 0\n"
+        "assert main(['gradstats', '--task', t, '--offset', '0', '--method', 'grpo', '--level', 'easy',"
+        f" '--G', '4', '--reps', '100', '--seed', '0', '--out', {str(tmp_path / 'g.parquet')!r}]) == 0\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib', 'snakemake'})\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = run([PYTHON, "-c", code]).stdout
+    assert "HEAVY []" in out

@@ -1,0 +1,118 @@
+"""The lecture's eight observations, read off the results of the default config.
+
+Computed in-process (the same functions the pipeline's jobs call; test_pipeline checks
+that both give identical files). Statistical claims use standard errors over Monte Carlo
+repetitions or seeds, with the tolerance stated at each assertion.
+"""
+
+import numpy as np
+import pytest
+
+
+def _gs(res, offset, method, level="medium"):
+    gs = res["gradstats"]
+    row = gs[(gs["reward_offset"] == offset) & (gs["method"] == method) & (gs["level"] == level)]
+    assert len(row) == 1
+    return row.iloc[0]
+
+
+def _final(res, method, lr, offset, col="final_pass1"):
+    runs = res["runs"]
+    sub = runs[(runs["experiment"] == "training") & (runs["method"] == method) & (runs["lr"] == lr)
+               & (runs["reward_offset"] == offset)]
+    assert len(sub) == 5
+    return sub[col].to_numpy()
+
+
+def _diff_se(a, b):
+    """Difference of seed means and its standard error (independent seeds' spread)."""
+    return a.mean() - b.mean(), np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+
+
+def test_1_very_hard_pass1_one_percent_pass64_near_half(default_results):
+    ref = default_results["reference"].set_index(["level", "k"])["pass_at_k"]
+    assert 0.005 <= ref[("very_hard", 1)] <= 0.02
+    assert 0.4 <= ref[("very_hard", 64)] <= 0.6
+    for k in (1, 8, 64):  # the other levels increasingly easy
+        values = [ref[(lv, k)] for lv in ("very_hard", "hard", "medium", "easy")]
+        assert values == sorted(values)
+
+
+@pytest.mark.parametrize("method", ["none", "rloo"])
+def test_2_none_and_rloo_unbiased(default_results, method):
+    row = _gs(default_results, 0.0, method)
+    assert abs(row["grad_mean"] - row["true_grad"]) < 3 * row["grad_mean_se"]  # 3 s.e.
+
+
+def test_2_group_mean_shrunk_by_seven_eighths(default_results):
+    row = _gs(default_results, 0.0, "group")
+    assert abs(row["grad_mean"] - 7 / 8 * row["true_grad"]) < 3 * row["grad_mean_se"]  # 3 s.e.
+    assert row["true_grad"] - row["grad_mean"] > 3 * row["grad_mean_se"]  # and clearly below
+
+
+def test_3_variance_and_the_offset(default_results):
+    v = {(off, m): _gs(default_results, off, m)["total_var"]
+         for off in (0.0, 1.0) for m in ("none", "rloo", "group", "grpo")}
+    # offset 0: with or without a baseline, the variance differs little (within 30%)
+    assert 0.7 < v[(0.0, "none")] / v[(0.0, "rloo")] < 1.3
+    # +1 offset: no baseline's variance grows about tenfold (between 5x and 20x) ...
+    assert 5 < v[(1.0, "none")] / v[(0.0, "none")] < 20
+    # ... while the baselined methods are unaffected (within 10%: Monte Carlo noise only)
+    for m in ("rloo", "group", "grpo"):
+        assert 0.9 < v[(1.0, m)] / v[(0.0, m)] < 1.1, m
+
+
+def test_4_grpo_overshoots_every_level_most_on_very_hard(default_results):
+    ratio, se = {}, {}
+    for level in ("very_hard", "hard", "medium", "easy"):
+        row = _gs(default_results, 0.0, "grpo", level)
+        ratio[level] = row["grad_mean"] / row["true_grad"]
+        se[level] = row["grad_mean_se"] / row["true_grad"]
+        assert ratio[level] - 1 > 3 * se[level], level  # exceeds the true gradient by > 3 s.e.
+    gap = ratio["very_hard"] - ratio["medium"]
+    assert gap > 3 * np.hypot(se["very_hard"], se["medium"])
+
+
+def test_5_same_lr_none_learned_rloo_equal_grpo_higher(default_results):
+    r = default_results
+    base = {m: _final(r, m, 2.0, 0.0) for m in ("none", "learned", "rloo")}
+    for a in base:
+        for b in base:
+            d, se = _diff_se(base[a], base[b])
+            assert abs(d) < 0.02 + 3 * se, (a, b)  # nearly equal: within 0.02 + 3 s.e.
+    grpo = _final(r, "grpo", 2.0, 0.0)
+    for m, x in base.items():
+        d, se = _diff_se(grpo, x)
+        assert d > 0.05 and d > 5 * se, m  # clearly higher
+    gains = {lv: _final(r, "grpo", 2.0, 0.0, f"final_pass1_{lv}").mean()
+             - _final(r, "rloo", 2.0, 0.0, f"final_pass1_{lv}").mean()
+             for lv in ("very_hard", "hard", "medium", "easy")}
+    assert max(gains, key=gains.get) == "very_hard"
+
+
+def test_6_offset_hurts_none_badly_learned_some_group_baselines_not(default_results):
+    r = default_results
+    drop = {m: _final(r, m, 2.0, 0.0).mean() - _final(r, m, 2.0, 5.0).mean()
+            for m in ("none", "learned", "rloo", "grpo")}
+    assert drop["none"] > 0.2  # badly hurt
+    assert 0.05 < drop["learned"] < drop["none"]  # hurt, less than none
+    for m in ("rloo", "grpo"):
+        d, se = _diff_se(_final(r, m, 2.0, 0.0), _final(r, m, 2.0, 5.0))
+        assert abs(d) < 3 * se + 1e-9, m  # unaffected: within 3 s.e.
+
+
+def test_7_none_at_lr8_close_to_grpo_at_lr4(default_results):
+    d, se = _diff_se(_final(default_results, "none", 8.0, 0.0), _final(default_results, "grpo", 4.0, 0.0))
+    assert abs(d) < 0.03  # close: within 0.03 pass@1 (s.e. of the difference is about 0.006)
+    assert se < 0.01
+
+
+def test_8_smaller_groups_end_higher_with_more_zero_signal(default_results):
+    gz = default_results["runs"]
+    gz = gz[gz["experiment"] == "group_size"].groupby("G")
+    final = gz["final_pass1"].mean()
+    zero = gz["zero_signal_frac"].mean()
+    assert list(final.index) == [2, 4, 8, 16, 32]
+    assert final.is_monotonic_decreasing  # smaller G ends higher
+    assert zero.is_monotonic_decreasing  # and has more groups with no signal
+    assert (gz["prompts_per_step"].first() * final.index == 128).all()

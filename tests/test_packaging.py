@@ -1,0 +1,31 @@
+"""environment.yml lists what pyproject.toml does (no conda channel is reachable to check it)."""
+
+import re
+import tomllib
+
+import yaml
+from conftest import REPO
+
+
+def _name(requirement):
+    return re.split(r"[<>=!~\[ ;]", requirement.strip(), maxsplit=1)[0].lower()
+
+
+def test_environment_yml_matches_pyproject():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = {_name(r): r for r in project["dependencies"] + project["optional-dependencies"]["test"]}
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    conda, pip = {}, []
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            pip += dep.get("pip", [])
+        else:
+            conda[_name(dep)] = dep
+    assert "python" in conda and ">=3.11" in conda["python"].replace(" ", "")
+    conda.pop("python")
+    conda.pop("pip", None)
+    assert set(conda) == set(wanted), set(conda) ^ set(wanted)
+    for name, req in wanted.items():  # same version bounds, conda spelling without spaces
+        bounds = re.sub(r"^[A-Za-z0-9_.-]+", "", req).replace(" ", "")
+        assert conda[name].replace(" ", "").endswith(bounds), (conda[name], req)
+    assert "-e ." in [p.strip() for p in pip], "environment.yml must pip-install rlvr itself"
