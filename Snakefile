@@ -21,10 +21,12 @@ wildcard_constraints:
     lr=r"[0-9.e+-]+",
     method=r"[A-Za-z0-9_]+",
     level="|".join(C.LEVELS),
-    experiment="training|group_size",
+    experiment="training|group_size|dynamic",
     G=r"\d+",
     pps=r"\d+",
     seed=r"\d+",
+    steps=r"\d+",
+    rounds=r"\d+",
 
 
 rule all:

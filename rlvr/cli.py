@@ -15,8 +15,6 @@ from pathlib import Path
 from . import config as C
 from . import io
 
-RUN_FILE, CURVE_FILE = ".run.parquet", ".curve.parquet"
-
 
 def _log(msg):
     print(f"[rlvr {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
@@ -40,7 +38,7 @@ def cmd_task(a):
 def cmd_reference(a):
     from .stages import reference_columns
 
-    io.write_table(a.out, reference_columns(_task(a.task), a.k))
+    io.write_table(a.out, reference_columns(_task(a.task), a.k, a.n_samples, a.seed))
     _log(f"reference pass@k for k = {a.k} -> {a.out}")
 
 
@@ -56,11 +54,20 @@ def cmd_gradstats(a):
 def cmd_train(a):
     from .stages import run_columns
 
-    run = C.RunSpec(a.experiment, a.method, a.lr, a.offset, a.G, a.prompts_per_step, a.steps, a.seed)
-    summary, curve = run_columns(_task(a.task), run, a.value_lr, a.eval_every)
+    run = C.RunSpec(a.experiment, a.method, a.lr, a.offset, a.G, a.prompts_per_step, a.steps, a.seed,
+                    a.max_rounds)
+    summary, curve, passk = run_columns(_task(a.task), run, a.value_lr, a.eval_every, a.k)
     io.write_table(a.out_curve, curve)
-    io.write_table(a.out_run, summary)  # last: its presence means the run is complete
+    io.write_table(a.out_passk, passk)
+    io.write_table(a.out_run, summary)
     _log(f"train {run}: final pass@1 {summary['final_pass1'][0]:.3f} -> {a.out_run}")
+
+
+def cmd_exact(a):
+    from .stages import exact_curve_columns
+
+    io.write_table(a.out, exact_curve_columns(a.methods, a.G, a.M, a.n_points))
+    _log(f"exact E[g]/grad J curves for {a.methods} -> {a.out}")
 
 
 def cmd_aggregate(a):
@@ -86,7 +93,7 @@ def _read_frames(a):
     import pandas as pd
 
     frames = {}
-    for name in ("reference", "gradstats", "runs", "curves"):
+    for name in ("reference", "gradstats", "exact", "runs", "curves", "passk"):
         path = getattr(a, name, None)
         if path:
             io.read_arrow(path)  # a clear error naming the file if it is damaged
@@ -95,35 +102,46 @@ def _read_frames(a):
 
 
 RESULT_FILES = {"task": C.TASK_FILE, "reference": "reference_passk.parquet",
-                "gradstats": "gradient_stats.parquet", "runs": "runs.parquet", "curves": "curves.parquet"}
+                "gradstats": "gradient_stats.parquet", "exact": C.EXACT_FILE, "runs": "runs.parquet",
+                "curves": "curves.parquet", "passk": "passk_trained.parquet"}
 
 
 def compute_all(cfg, log=_log):
     """Every stage of a validated config in this process: {name: pyarrow Table} as RESULT_FILES."""
     import pyarrow as pa
 
-    from .stages import gradstat_columns, reference_columns, run_columns, task_columns, task_from_columns
+    from .stages import (
+        exact_curve_columns,
+        gradstat_columns,
+        reference_columns,
+        run_columns,
+        task_columns,
+        task_from_columns,
+    )
 
     task_cols = task_columns(cfg["task"])
     task = task_from_columns(task_cols)
+    ref = cfg["reference"]
     tables = {"task": pa.table(task_cols),
-              "reference": pa.table(reference_columns(task, cfg["reference"]["k"]))}
+              "reference": pa.table(reference_columns(task, ref["k"], ref["n_samples"], ref["seed"]))}
     gs = cfg["gradient_stats"]
+    tables["exact"] = pa.table(exact_curve_columns(gs["exact_curve"]["methods"], gs["G"], task["M"],
+                                                   gs["exact_curve"]["n_points"]))
     cases = C.gradstat_cases(cfg)
     rows = []
     for i, case in enumerate(cases):
         rows.append(pa.table(gradstat_columns(task, case, gs["G"], gs["n_reps"], gs["seed"])))
         log(f"gradient stats {i + 1}/{len(cases)} {tuple(case)}")
     tables["gradstats"] = pa.concat_tables(rows)
-    runs, curves = [], []
+    outs = {"runs": [], "curves": [], "passk": []}
     specs = C.training_runs(cfg)
     for i, run in enumerate(specs):
-        summary, curve = run_columns(task, run, cfg["trainer"]["value_lr"], cfg["trainer"]["eval_every"])
-        runs.append(pa.table(summary))
-        curves.append(pa.table(curve))
+        parts = run_columns(task, run, cfg["trainer"]["value_lr"], cfg["trainer"]["eval_every"], ref["k"])
+        for name, cols in zip(outs, parts):
+            outs[name].append(pa.table(cols))
         if (i + 1) % 10 == 0 or i + 1 == len(specs):
             log(f"training {i + 1}/{len(specs)} runs")
-    tables["runs"], tables["curves"] = pa.concat_tables(runs), pa.concat_tables(curves)
+    tables.update({name: pa.concat_tables(parts) for name, parts in outs.items()})
     return tables
 
 
@@ -164,8 +182,18 @@ def build_parser():
     s = sub.add_parser("reference", help="exact pass@k of the reference policy")
     s.add_argument("--task", required=True)
     s.add_argument("--k", type=int, nargs="+", required=True)
+    s.add_argument("--n-samples", type=int, required=True)
+    s.add_argument("--seed", type=int, required=True)
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_reference, compute=True)
+
+    s = sub.add_parser("exact", help="exact E[g]/grad J against p for some estimators")
+    s.add_argument("--methods", nargs="+", required=True)
+    s.add_argument("--G", type=int, required=True)
+    s.add_argument("--M", type=int, required=True)
+    s.add_argument("--n-points", type=int, required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_exact, compute=True)
 
     s = sub.add_parser("gradstats", help="Monte Carlo moments of one estimator on one prompt")
     s.add_argument("--task", required=True)
@@ -190,8 +218,11 @@ def build_parser():
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--value-lr", type=float, required=True)
     s.add_argument("--eval-every", type=int, required=True)
+    s.add_argument("--max-rounds", type=int, default=0, help="> 0: dynamic sampling")
+    s.add_argument("--k", type=int, nargs="+", required=True, help="pass@k of the trained policy")
     s.add_argument("--out-run", required=True)
     s.add_argument("--out-curve", required=True)
+    s.add_argument("--out-passk", required=True)
     s.set_defaults(fn=cmd_train, compute=True)
 
     s = sub.add_parser("aggregate", help="concatenate per-job Parquet files")
@@ -205,7 +236,9 @@ def build_parser():
         s.add_argument("--reference", required=True)
         s.add_argument("--gradstats", required=True)
         s.add_argument("--runs", required=True)
+        s.add_argument("--exact")
         s.add_argument("--curves")
+        s.add_argument("--passk")
         s.add_argument("--lang", choices=("en", "zh"), default="en")
         s.add_argument("--outdir", required=True)
         s.set_defaults(fn=fn)

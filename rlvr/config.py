@@ -20,7 +20,8 @@ SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "co
 # where each job writes, relative to the results directory
 TASK_FILE = "task.parquet"
 GRADSTAT_PATTERN = "gradient_stats/off{offset}/{method}/{level}.parquet"
-RUN_PATTERN = "runs/{experiment}/{method}/lr{lr}_off{offset}_G{G}_n{pps}/seed{seed}"
+RUN_PATTERN = "runs/{experiment}/{method}/lr{lr}_off{offset}_G{G}_n{pps}_s{steps}_dyn{rounds}/seed{seed}"
+EXACT_FILE = "exact_bias.parquet"
 
 
 class ConfigError(ValueError):
@@ -34,7 +35,7 @@ class GradStatCase(NamedTuple):
 
 
 class RunSpec(NamedTuple):
-    experiment: str  # "training" or "group_size"
+    experiment: str  # "training", "group_size" or "dynamic"
     method: str
     lr: float
     reward_offset: float
@@ -42,6 +43,7 @@ class RunSpec(NamedTuple):
     prompts_per_step: int
     steps: int
     seed: int
+    max_rounds: int = 0  # > 0: dynamic sampling with at most this many rounds a step
 
 
 def number_id(x):
@@ -160,6 +162,14 @@ def validate_config(config):
         elif gz["answers_per_step"] // G > task["P"]:
             need(False, key, f"G = {G} gives {gz['answers_per_step'] // G} prompts per step, "
                  f"more than task.P = {task['P']}")
+    ds = cfg["dynamic_sampling"]
+    check_method("dynamic_sampling.method", ds["method"], [ds["G"]])
+    check_finite("dynamic_sampling.lr", ds["lr"])
+    check_finite("dynamic_sampling.reward_offset", ds["reward_offset"])
+    need(ds["prompts_per_step"] <= task["P"], "dynamic_sampling.prompts_per_step",
+         f"{ds['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
+    for i, m in enumerate(gs["exact_curve"]["methods"]):
+        check_method(f"gradient_stats.exact_curve.methods[{i}]", m, [gs["G"]])
     if problems:
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
     return cfg
@@ -193,8 +203,10 @@ def gradstat_cases(cfg):
 
 
 def training_runs(cfg):
-    """Every training run (demo 3 rows, then demo 4 group sizes) x seed."""
-    tr, gz = cfg["training"], cfg["group_size"]
+    """Every training run x seed: demo 3 rows, demo 4 group sizes, then dynamic sampling
+    (each seed once with filtering, once plain for max_rounds x the steps, so that the plain
+    run can be read at an equal number of steps and at an equal budget of answers)."""
+    tr, gz, ds = cfg["training"], cfg["group_size"], cfg["dynamic_sampling"]
     runs = [
         RunSpec("training", row["method"], float(row["lr"]), float(row["reward_offset"]),
                 tr["G"], tr["prompts_per_step"], tr["steps"], seed)
@@ -205,6 +217,13 @@ def training_runs(cfg):
                 G, gz["answers_per_step"] // G, gz["steps"], seed)
         for G in gz["G"] for seed in gz["seeds"]
     ]
+    if ds["enabled"]:
+        for rounds, steps in ((ds["max_rounds"], ds["steps"]), (0, ds["steps"] * ds["max_rounds"])):
+            runs += [
+                RunSpec("dynamic", ds["method"], float(ds["lr"]), float(ds["reward_offset"]), ds["G"],
+                        ds["prompts_per_step"], steps, seed, rounds)
+                for seed in ds["seeds"]
+            ]
     return runs
 
 
@@ -217,4 +236,5 @@ def run_path(run):
     """Path prefix of a run's files (add '.run.parquet' or '.curve.parquet')."""
     return RUN_PATTERN.format(experiment=run.experiment, method=run.method, lr=number_id(run.lr),
                               offset=number_id(run.reward_offset), G=run.G,
-                              pps=run.prompts_per_step, seed=run.seed)
+                              pps=run.prompts_per_step, steps=run.steps, rounds=run.max_rounds,
+                              seed=run.seed)

@@ -6,9 +6,12 @@ Every estimator is one function in ESTIMATORS. To add one, write
     def my_method(r, ctx):
         return ...  # [n, G]
 
-`ctx` carries what some estimators need beyond the rewards (all arrays over the n rows):
-`baseline` (the learned per-prompt value V), `p` (the true probability of the correct
-answer) and `offset` (the constant reward offset, so that r = correct + offset).
+`ctx` carries what some estimators need beyond the rewards: `baseline` [n] (the learned
+per-prompt value V), `pi` [n, M] (the policy's probabilities, answer 0 correct), `offset`
+(the constant reward offset: r = 1{correct} + offset) and `weights` [n] (how much each row
+counts in batch statistics: None for equal weights; the exact moments in rlvr/exact.py pass
+the probability of each row's reward pattern, so batch statistics become population ones).
+Declare what an estimator reads with `needs=`, and `batch=True` if it looks across rows.
 """
 
 from typing import NamedTuple
@@ -23,22 +26,24 @@ EPS = 1e-6
 
 class Context(NamedTuple):
     baseline: np.ndarray | None = None  # [n] learned value V per prompt
-    p: np.ndarray | None = None  # [n] true π(correct) per prompt
+    pi: np.ndarray | None = None  # [n, M] policy probabilities, answer 0 correct
     offset: float = 0.0  # reward offset: r = 1{correct} + offset
+    weights: np.ndarray | None = None  # [n] row weights for batch statistics
 
 
 class Spec(NamedTuple):
     fn: object
     min_G: int  # smallest group size the estimator is defined for
     needs: tuple  # Context fields it reads
+    batch: bool  # whether A of one group depends on the other groups in the batch
 
 
 ESTIMATORS: dict[str, Spec] = {}
 
 
-def estimator(name, min_G=1, needs=()):
+def estimator(name, min_G=1, needs=(), batch=False):
     def register(fn):
-        ESTIMATORS[name] = Spec(fn, min_G, needs)
+        ESTIMATORS[name] = Spec(fn, min_G, needs, batch)
         return fn
 
     return register
@@ -46,6 +51,14 @@ def estimator(name, min_G=1, needs=()):
 
 def _group_mean(r):
     return r.mean(axis=1, keepdims=True)  # [n, 1]
+
+
+def _batch_mean_std(x, weights):
+    """Mean and population std of all entries of x: [n, G], rows weighted by weights: [n]."""
+    w = np.ones(x.shape[0]) if weights is None else weights
+    mean = (w @ x.sum(axis=1)) / (w.sum() * x.shape[1])
+    var = (w @ ((x - mean) ** 2).sum(axis=1)) / (w.sum() * x.shape[1])
+    return mean, np.sqrt(var)
 
 
 @estimator("none")
@@ -79,10 +92,61 @@ def grpo(r, ctx):
     return (r - _group_mean(r)) / (r.std(axis=1, keepdims=True) + EPS)
 
 
-def advantages(r, method, baseline=None, p=None, offset=0.0):
+# --- the field's variants (TRL GRPOTrainer, verl, OpenRLHF) --------------------------------
+
+
+@estimator("dr_grpo", min_G=2)
+def dr_grpo(r, ctx):
+    """Dr. GRPO (TRL scale_rewards="none", OpenRLHF dr_grpo): group mean, no std division."""
+    return r - _group_mean(r)
+
+
+@estimator("grpo_unbiased_std", min_G=2)
+def grpo_unbiased_std(r, ctx):
+    """GRPO with the N-1 std, as TRL, verl and OpenRLHF compute it."""
+    return (r - _group_mean(r)) / (r.std(axis=1, ddof=1, keepdims=True) + EPS)
+
+
+@estimator("batch_std", min_G=2, needs=("weights",), batch=True)
+def batch_std(r, ctx):
+    """Group mean subtracted, divided by the std of all rewards in the batch (TRL
+    scale_rewards="batch"; population std here, TRL's N-1 differs by O(1/(nG)))."""
+    _, std = _batch_mean_std(r, ctx.weights)
+    return (r - _group_mean(r)) / (std + EPS)
+
+
+@estimator("reinforce_pp_baseline", min_G=2, needs=("weights",), batch=True)
+def reinforce_pp_baseline(r, ctx):
+    """REINFORCE++ with baseline (verl, OpenRLHF): group mean subtracted, then the
+    centred rewards whitened over the whole batch."""
+    x = r - _group_mean(r)
+    mean, std = _batch_mean_std(x, ctx.weights)
+    return (x - mean) / (std + EPS)
+
+
+@estimator("oracle", needs=("pi", "offset"))
+def oracle(r, ctx):
+    """The true value as baseline: V = E[r] = p + offset (unbiased, not available in practice)."""
+    return r - (ctx.pi[:, 0] + ctx.offset)[:, None]
+
+
+@estimator("optimal", needs=("pi", "offset"))
+def optimal(r, ctx):
+    """The constant baseline that minimises the total variance of the one-sample estimate
+    (r - b)(e_y - π): b* = E[r |s|^2] / E[|s|^2], with |s|^2 = |e_y - π|^2 = 1 - 2π_y + |π|^2."""
+    pi = ctx.pi
+    s2 = 1 - 2 * pi + (pi**2).sum(axis=1, keepdims=True)  # [n, M] |e_y - π|^2 for each y
+    reward = np.full(pi.shape, ctx.offset)
+    reward[:, 0] += 1.0
+    b = (pi * reward * s2).sum(axis=1) / (pi * s2).sum(axis=1)  # [n]
+    return r - b[:, None]
+
+
+def advantages(r, method, baseline=None, pi=None, offset=0.0, weights=None):
     """A: [n, G] for rewards r: [n, G] under the named estimator.
 
-    baseline: [n] learned values (only `learned` reads it; zeros if not given).
+    baseline: [n] learned values (only `learned` reads it; zeros if not given);
+    pi: [n, M] the policy's probabilities (for `oracle`, `optimal`).
     """
     if method not in ESTIMATORS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(ESTIMATORS)}")
@@ -95,4 +159,6 @@ def advantages(r, method, baseline=None, p=None, offset=0.0):
     n = r.shape[0]
     if baseline is None and "baseline" in spec.needs:
         baseline = np.zeros(n)
-    return spec.fn(r, Context(baseline=baseline, p=p, offset=offset))
+    if pi is None and "pi" in spec.needs:
+        raise ValueError(f"method {method!r} needs the policy's probabilities (pi=)")
+    return spec.fn(r, Context(baseline=baseline, pi=pi, offset=offset, weights=weights))

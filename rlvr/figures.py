@@ -116,6 +116,74 @@ def group_size(runs, path):
     plt.close(fig)
 
 
+def bias_vs_p(exact, gs, path):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    mc = gs[gs["reward_offset"] == 0]
+    for method, sub in exact.groupby("method", sort=False):
+        line, = ax.plot(sub["p"], sub["mean_over_true"], lw=1.5, label=method)
+        pts = mc[mc["method"] == method]
+        if len(pts):
+            ax.errorbar(pts["p_correct"], pts["mean_over_true"], yerr=1.96 * pts["grad_mean_se"] / pts["true_grad"],
+                        fmt="o", ms=4, color=line.get_color(), capsize=2)
+    G = int(exact["G"].iloc[0])
+    p = np.linspace(0.005, 0.995, 200)
+    ax.plot(p, (G - 1) / G / np.sqrt(p * (1 - p)), "k:", lw=1, label="(G-1)/G / sqrt(p(1-p))")
+    ax.set_xscale("logit")
+    ax.set_ylim(0, 6)
+    ax.set_xlabel("π(correct) = p")
+    ax.set_ylabel("E[ĝ] / ∇J along the correct logit")
+    ax.set_title(f"Exact bias of each estimator, G = {G} (lines), Monte Carlo with 95% CI (points)", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def passk_trained(ref, passk, path):
+    plt = _plt()
+    tr = passk[(passk["experiment"] == "training") & (passk["reward_offset"] == 0)]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, level in zip(axes, ["very_hard", "all"]):
+        r = ref[ref["level"] == level].sort_values("k")
+        ax.plot(r["k"], r["pass_at_k"], "k--", marker="o", ms=3, label="reference")
+        for (m, lr), g in tr[tr["level"] == level].groupby(["method", "lr"], sort=False):
+            mean = g.groupby("k")["pass_at_k"].mean()
+            ax.plot(mean.index, mean, marker=".", label=f"{m}, lr {lr:g}")
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"exact pass@k on {LEVEL_LABELS[level]}, before and after training", fontsize=10)
+        ax.set_xlabel("k")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("pass@k (mean over seeds)")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def dynamic_sampling(curves, path):
+    plt = _plt()
+    dyn = curves[(curves["experiment"] == "dynamic") & (curves["level"] == "all")]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for rounds, sub in dyn.groupby("max_rounds"):
+        wide = sub.pivot_table(index="step", columns="seed", values="pass1")
+        answers = sub.groupby("step")["answers"].mean()
+        mean = wide.mean(axis=1)
+        se = wide.std(axis=1, ddof=1).fillna(0) / np.sqrt(wide.shape[1])
+        label = f"dynamic sampling (≤ {rounds} rounds a step)" if rounds else "plain"
+        line, = ax.plot(answers, mean, label=label)
+        ax.fill_between(answers, mean - 1.96 * se, mean + 1.96 * se, alpha=0.2, color=line.get_color())
+    ax.set_xlabel("answers sampled (kept or not)")
+    ax.set_ylabel("exact pass@1, all prompts")
+    ax.set_title("Dynamic sampling against plain training at equal answers (95% band)", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def write_figures(frames, outdir):
     """Write the four report figures as PNG under outdir; return their paths."""
     outdir = Path(outdir)
@@ -125,6 +193,9 @@ def write_figures(frames, outdir):
         ("gradient_estimators", gradient_estimators, frames["gradstats"]),
         ("learning_curves", learning_curves, frames["curves"]),
         ("group_size", group_size, frames["runs"]),
+        ("bias_vs_p", lambda f, p: bias_vs_p(f, frames["gradstats"], p), frames["exact"]),
+        ("passk_trained", lambda f, p: passk_trained(frames["reference"], f, p), frames["passk"]),
+        ("dynamic_sampling", dynamic_sampling, frames["curves"]),
     ]
     paths = []
     for name, draw, frame in jobs:

@@ -11,6 +11,19 @@ def pass_at_k(p, k):
     return 1.0 - (1.0 - np.asarray(p, dtype=float)) ** k
 
 
+def pass_at_k_unbiased(n, c, k):
+    """Chen et al. 2021: 1 - C(n-c, k) / C(n, k) from c correct among n samples, elementwise in c.
+
+    Computed as 1 - prod_{i=n-c+1..n} (1 - k/i), stable for large n.
+    """
+    c = np.atleast_1d(np.asarray(c))
+    out = np.ones(c.shape)
+    for j, cj in enumerate(c.ravel()):
+        if n - cj >= k:
+            out.flat[j] = 1.0 - np.prod(1.0 - k / np.arange(n - cj + 1, n + 1))
+    return out
+
+
 def gradient_stats(logits_row, method, G, n_reps, rng, offset=0.0, chunk=1 << 16):
     """Monte Carlo moments of one prompt's gradient estimate under an estimator.
 
@@ -26,8 +39,9 @@ def gradient_stats(logits_row, method, G, n_reps, rng, offset=0.0, chunk=1 << 16
         n = min(chunk, n_reps - count)
         y = sample_iid(pi[0], (n, G), rng)  # [n, G]
         r = (y == 0) + offset
-        A = advantages(r, method, offset=offset, p=np.full(n, pi[0, 0]))
-        g = policy_gradient(y, A, np.broadcast_to(pi, (n, M)))  # [n, M]
+        pis = np.broadcast_to(pi, (n, M))
+        A = advantages(r, method, offset=offset, pi=pis)
+        g = policy_gradient(y, A, pis)  # [n, M]
         c_mean = g.mean(axis=0)
         c_m2 = ((g - c_mean) ** 2).sum(axis=0)
         delta = c_mean - mean

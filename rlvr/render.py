@@ -1,7 +1,8 @@
-"""The lecture's four tables (text and Markdown) and the figures, from the aggregated results.
+"""The lecture's tables (text and Markdown) from the aggregated results: its four demos, plus
+dynamic sampling and pass@k after training.
 
-Inputs are pandas DataFrames read from the Parquet files:
-reference (reference_passk), gradstats (gradient_stats), runs, curves.
+Inputs are pandas DataFrames read from the Parquet files: reference (reference_passk),
+gradstats (gradient_stats), runs, curves, passk (passk_trained).
 """
 
 from pathlib import Path
@@ -17,37 +18,63 @@ LABELS = {
                    "all": "all"},
         "methods": {"none": "no baseline (REINFORCE)", "learned": "learned baseline (V per prompt)",
                     "rloo": "leave-one-out (RLOO)", "group": "group mean (no std)",
-                    "grpo": "GRPO (divide by group std)"},
+                    "grpo": "GRPO (divide by group std)", "dr_grpo": "Dr. GRPO (mean, no std)",
+                    "grpo_unbiased_std": "GRPO, N-1 std (TRL/verl)", "batch_std": "batch std (TRL batch)",
+                    "reinforce_pp_baseline": "REINFORCE++ baseline", "oracle": "oracle baseline V = p",
+                    "optimal": "optimal constant baseline"},
         "demo1": "Demo 1: the reference model (before RL), {P} prompts, 4 levels",
         "demo1_head": ["level", "prompts"],
         "demo2": "Demo 2: bias and variance of the gradient estimate (reference model, G = {G}, {n} repetitions each)",
         "demo2_case": "reward offset {off:g}; a {level} prompt (pi(correct) = {p:.2f}, true gradient pi(1-pi) = {g:.4f}):",
-        "demo2_head": ["method", "grad mean", "± s.e.", "std", "total variance of the gradient"],
+        "demo2_head": ["method", "grad mean", "± s.e.", "exact mean", "z vs exact", "std", "exact std",
+                       "total variance of the gradient", "exact"],
         "demo2_ratio": "GRPO's gradient mean over the true gradient (one prompt per level):",
         "demo2_ratio_row": "pi(correct) = {p:.2f}   {method} / true gradient = {r:.2f} ± {se:.2f}",
         "demo3": "Demo 3: training ({pps} prompts x {G} answers per step, {steps} steps; mean ± s.e. over {n} seeds)",
         "demo3_head": ["method", "lr", "offset", "final pass@1", "by level: very hard / hard / medium / easy"],
         "demo3_ref": "(reference model: pass@1 = {p:.3f})",
         "demo4": "Demo 4: group size G (fixed {A} answers per step; {method}, lr {lr:g}; {steps} steps, {n} seeds)",
-        "demo4_head": ["G", "prompts/step", "final pass@1", "by level: very hard / hard / medium / easy", "no-signal groups"],
+        "demo4_head": ["G", "prompts/step", "final pass@1", "by level: very hard / hard / medium / easy",
+                       "no-signal groups", "predicted p^G + (1-p)^G"],
+        "demo1_chen": "unbiased estimate from {n} samples per prompt (Chen et al. 2021) against the exact value, all prompts:",
+        "demo1_chen_head": ["k", "exact", "estimate ± s.e."],
+        "demo5": "Demo 5: dynamic sampling ({method}, lr {lr:g}, {pps} prompts x {G} answers, at most {R} rounds a step; {n} seeds)",
+        "demo5_head": ["run", "steps", "answers drawn", "final pass@1", "very hard", "no-signal groups", "batch filled"],
+        "demo5_rows": ["dynamic sampling", "plain, equal steps", "plain, equal answers"],
+        "demo6": "Demo 6: exact pass@k before and after training (training rows at offset 0; mean of {n} seeds)",
+        "demo6_head": ["policy", "lr"],
+        "reference": "reference model",
     },
     "zh": {
         "levels": {"very_hard": "很难", "hard": "难", "medium": "中等", "easy": "容易", "all": "全部"},
         "methods": {"none": "无基线（REINFORCE）", "learned": "学到的基线（每题一个 V）",
                     "rloo": "留一法基线（RLOO）", "group": "组内均值（不除标准差）",
-                    "grpo": "GRPO（除以组内标准差）"},
+                    "grpo": "GRPO（除以组内标准差）", "dr_grpo": "Dr. GRPO（均值，不除标准差）",
+                    "grpo_unbiased_std": "GRPO，N-1 标准差（TRL/verl）", "batch_std": "批内标准差（TRL batch）",
+                    "reinforce_pp_baseline": "REINFORCE++ 基线", "oracle": "理想基线 V = p",
+                    "optimal": "最优常数基线"},
         "demo1": "演示 1：参考模型（RL 之前）——{P} 道题，4 种难度",
         "demo1_head": ["难度", "题数"],
         "demo2": "演示 2：梯度估计的偏差与方差（参考模型，G = {G}，每种情况重复 {n} 次）",
         "demo2_case": "奖励偏移 {off:g}；一道{level}的题（π(正确) = {p:.2f}，真实梯度 π(1-π) = {g:.4f}）：",
-        "demo2_head": ["方法", "梯度均值", "± 标准误", "标准差", "整个梯度向量的总方差"],
+        "demo2_head": ["方法", "梯度均值", "± 标准误", "精确均值", "z（对精确值）", "标准差", "精确标准差",
+                       "整个梯度向量的总方差", "精确值"],
         "demo2_ratio": "GRPO 的梯度均值与真实梯度之比（各难度各取一道题）：",
         "demo2_ratio_row": "π(正确) = {p:.2f}   {method} / 真实梯度 = {r:.2f} ± {se:.2f}",
         "demo3": "演示 3：训练（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个随机种子的平均 ± 标准误）",
         "demo3_head": ["方法", "学习率", "格式分", "训练后 pass@1", "按难度：很难 / 难 / 中等 / 容易"],
         "demo3_ref": "（参考模型：pass@1 = {p:.3f}）",
         "demo4": "演示 4：组的大小 G（总样本数固定：每步 {A} 个回答；{method}，学习率 {lr:g}；{steps} 步，{n} 个种子）",
-        "demo4_head": ["G", "每步题数", "训练后 pass@1", "按难度：很难 / 难 / 中等 / 容易", "没有学习信号的组"],
+        "demo4_head": ["G", "每步题数", "训练后 pass@1", "按难度：很难 / 难 / 中等 / 容易", "没有学习信号的组",
+                       "预测 p^G + (1-p)^G"],
+        "demo1_chen": "用每题 {n} 个样本的无偏估计（Chen 等 2021）与精确值对比，全部题目：",
+        "demo1_chen_head": ["k", "精确值", "估计 ± 标准误"],
+        "demo5": "演示 5：动态采样（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，每步最多 {R} 轮；{n} 个种子）",
+        "demo5_head": ["运行", "步数", "抽取的回答数", "训练后 pass@1", "很难", "没有学习信号的组", "批次填满率"],
+        "demo5_rows": ["动态采样", "普通，相同步数", "普通，相同回答数"],
+        "demo6": "演示 6：训练前后的精确 pass@k（演示 3 中格式分为 0 的各行；{n} 个种子的平均）",
+        "demo6_head": ["策略", "学习率"],
+        "reference": "参考模型",
     },
 }
 
@@ -75,11 +102,16 @@ def _md_table(head, rows):
     return lines
 
 
-def demo_tables(frames, lang="en"):
-    """[(name, title, [(subtitle, head, rows)], footer lines)] for the four demos."""
-    L = LABELS[lang]
-    demos = []
+def _pm(x, digits=3):
+    """'mean ± s.e.' over seeds."""
+    return f"{np.mean(x):.{digits}f} ± {_se(x):.{digits}f}"
 
+
+def _levels_str(sub):
+    return " / ".join(f"{sub[f'final_pass1_{k}'].mean():.2f}" for k in LEVELS)
+
+
+def demo1(frames, L):
     ref = frames["reference"]
     ks = sorted(ref["k"].unique())
     head = L["demo1_head"] + [f"pass@{k}" for k in ks]
@@ -89,13 +121,19 @@ def demo_tables(frames, lang="en"):
         if len(sub):
             rows.append([L["levels"][level], f"{int(sub['n_prompts'].iloc[0])}"]
                         + [f"{sub.loc[k, 'pass_at_k']:.3f}" for k in ks])
+    parts = [("", head, rows)]
+    if "pass_at_k_estimate" in ref:
+        every = ref[(ref["level"] == "all") & ref["pass_at_k_estimate"].notna()]
+        rows = [[f"{int(x['k'])}", f"{x['pass_at_k']:.4f}",
+                 f"{x['pass_at_k_estimate']:.4f} ± {x['pass_at_k_estimate_se']:.4f}"] for _, x in every.iterrows()]
+        parts.append((L["demo1_chen"].format(n=int(every["n_samples"].iloc[0])), L["demo1_chen_head"], rows))
     P = int(ref.loc[ref["level"] == "all", "n_prompts"].iloc[0])
-    demos.append(("demo1_reference", L["demo1"].format(P=P),
-                  [("", head, rows)], []))
+    return ("demo1_reference", L["demo1"].format(P=P), parts, [])
 
+
+def demo2(frames, L):
     gs = frames["gradstats"]
     parts = []
-    first = gs.iloc[0]
     # one block per (offset, probe level) that compares several methods ...
     for (off, level), sub in gs.groupby(["reward_offset", "level"], sort=False):
         if sub["method"].nunique() < 2:
@@ -104,7 +142,9 @@ def demo_tables(frames, lang="en"):
         title = L["demo2_case"].format(off=off, level=L["levels"][level], p=r["p_correct"],
                                        g=r["true_grad"])
         rows = [[_method(L, x["method"]), f"{x['grad_mean']:7.4f}", f"{x['grad_mean_se']:.4f}",
-                 f"{x['grad_std']:7.4f}", f"{x['total_var']:7.4f}"] for _, x in sub.iterrows()]
+                 f"{x['exact_grad_mean']:7.4f}", f"{x['z_vs_exact']:+.1f}", f"{x['grad_std']:7.4f}",
+                 f"{x['exact_grad_std']:7.4f}", f"{x['total_var']:7.4f}", f"{x['exact_total_var']:7.4f}"]
+                for _, x in sub.iterrows()]
         parts.append((title, L["demo2_head"], rows))
     # ... and GRPO's mean over the true gradient on each level it was run on
     ratio = gs[(gs["method"] == "grpo") & (gs["reward_offset"] == 0)].copy()
@@ -113,49 +153,128 @@ def demo_tables(frames, lang="en"):
     if len(ratio) > 1:
         rows = [[L["levels"][x["level"]],
                  L["demo2_ratio_row"].format(p=x["p_correct"], method="GRPO", r=x["mean_over_true"],
-                                             se=x["grad_mean_se"] / x["true_grad"])]
+                                             se=x["grad_mean_se"] / x["true_grad"])
+                 + f"  (exact {x['exact_mean_over_true']:.2f})"]
                 for _, x in ratio.iterrows()]
         parts.append((L["demo2_ratio"], [L["demo1_head"][0], ""], rows))
-    demos.append(("demo2_gradients", L["demo2"].format(G=int(first["G"]), n=int(first["n_reps"])),
-                  parts, []))
+    first = gs.iloc[0]
+    return ("demo2_gradients", L["demo2"].format(G=int(first["G"]), n=int(first["n_reps"])), parts, [])
 
-    runs = frames["runs"]
-    ref_p1 = float(ref.loc[(ref["level"] == "all") & (ref["k"] == 1), "pass_at_k"].iloc[0]) \
-        if ((ref["level"] == "all") & (ref["k"] == 1)).any() else float("nan")
+
+def demo3(frames, L):
+    ref, runs = frames["reference"], frames["runs"]
     tr = runs[runs["experiment"] == "training"]
-    if len(tr):
-        rows = []
-        for (m, lr, off), sub in tr.groupby(["method", "lr", "reward_offset"], sort=False):
-            lv = " / ".join(f"{sub[f'final_pass1_{k}'].mean():.2f}" for k in LEVELS)
-            rows.append([_method(L, m), f"{lr:4.1f}", f"{off:3.0f}",
-                         f"{sub['final_pass1'].mean():.3f} ± {_se(sub['final_pass1']):.3f}", lv])
-        r0 = tr.iloc[0]
-        n_seeds = tr.groupby(["method", "lr", "reward_offset"])["seed"].nunique().min()
-        demos.append(("demo3_training",
-                      L["demo3"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
-                                        steps=int(r0["steps"]), n=int(n_seeds)),
-                      [("", L["demo3_head"], rows)],
-                      [L["demo3_ref"].format(p=ref_p1)]))
+    if not len(tr):
+        return None
+    rows = [[_method(L, m), f"{lr:4.1f}", f"{off:3.0f}", _pm(sub["final_pass1"]), _levels_str(sub)]
+            for (m, lr, off), sub in tr.groupby(["method", "lr", "reward_offset"], sort=False)]
+    r0 = tr.iloc[0]
+    n_seeds = tr.groupby(["method", "lr", "reward_offset"])["seed"].nunique().min()
+    at1 = ref[(ref["level"] == "all") & (ref["k"] == 1)]["pass_at_k"]
+    footer = [L["demo3_ref"].format(p=float(at1.iloc[0]))] if len(at1) else []
+    return ("demo3_training", L["demo3"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
+                                                steps=int(r0["steps"]), n=int(n_seeds)),
+            [("", L["demo3_head"], rows)], footer)
 
+
+def demo4(frames, L):
+    runs = frames["runs"]
     gz = runs[runs["experiment"] == "group_size"]
-    if len(gz):
-        rows = []
-        for G, sub in gz.groupby("G", sort=True):
-            lv = " / ".join(f"{sub[f'final_pass1_{k}'].mean():.2f}" for k in LEVELS)
-            rows.append([f"{G:3d}", f"{int(sub['prompts_per_step'].iloc[0]):3d}",
-                         f"{sub['final_pass1'].mean():.3f} ± {_se(sub['final_pass1']):.3f}", lv,
-                         f"{sub['zero_signal_frac'].mean() * 100:5.1f}% ± {_se(sub['zero_signal_frac']) * 100:.1f}"])
-        r0 = gz.iloc[0]
-        demos.append(("demo4_group_size",
-                      L["demo4"].format(A=int(r0["G"] * r0["prompts_per_step"]), method=r0["method"],
-                                        lr=r0["lr"], steps=int(r0["steps"]),
-                                        n=int(gz.groupby("G")["seed"].nunique().min())),
-                      [("", L["demo4_head"], rows)], []))
-    return demos
+    if not len(gz):
+        return None
+    rows = [[f"{G:3d}", f"{int(sub['prompts_per_step'].iloc[0]):3d}", _pm(sub["final_pass1"]), _levels_str(sub),
+             f"{sub['zero_signal_frac'].mean() * 100:5.1f}% ± {_se(sub['zero_signal_frac']) * 100:.1f}",
+             f"{sub['zero_signal_pred_frac'].mean() * 100:5.1f}%"]
+            for G, sub in gz.groupby("G", sort=True)]
+    r0 = gz.iloc[0]
+    return ("demo4_group_size",
+            L["demo4"].format(A=int(r0["G"] * r0["prompts_per_step"]), method=r0["method"], lr=r0["lr"],
+                              steps=int(r0["steps"]), n=int(gz.groupby("G")["seed"].nunique().min())),
+            [("", L["demo4_head"], rows)], [])
+
+
+def dynamic_comparison(runs, curves):
+    """Per seed: the dynamic run's final pass@1 and answers, and the plain run's pass@1 at the
+    dynamic run's number of steps and at its number of answers (linear in answers between
+    evaluations). Returns a DataFrame with one row per seed."""
+    import pandas as pd
+
+    dyn = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)]
+    plain = curves[(curves["experiment"] == "dynamic") & (curves["max_rounds"] == 0)]
+    rows = []
+    for _, d in dyn.iterrows():
+        c = plain[(plain["seed"] == d["seed"]) & (plain["level"] == "all")].sort_values("step")
+        cv = plain[(plain["seed"] == d["seed"]) & (plain["level"] == "very_hard")].sort_values("step")
+        if not len(c):
+            continue
+        at_steps = c[c["step"] <= d["steps"]].iloc[-1]
+        rows.append({"seed": d["seed"], "dyn_pass1": d["final_pass1"],
+                     "dyn_very_hard": d["final_pass1_very_hard"], "dyn_answers": d["answers"],
+                     "dyn_zero": d["zero_signal_frac"], "dyn_kept": d["kept_frac"],
+                     "steps_pass1": at_steps["pass1"], "steps_answers": at_steps["answers"],
+                     "steps_very_hard": cv[cv["step"] == at_steps["step"]]["pass1"].iloc[0],
+                     "budget_pass1": np.interp(d["answers"], c["answers"], c["pass1"]),
+                     "budget_very_hard": np.interp(d["answers"], cv["answers"], cv["pass1"]),
+                     "budget_steps": np.interp(d["answers"], c["answers"], c["step"])})
+    return pd.DataFrame(rows)
+
+
+def demo5(frames, L):
+    runs, curves = frames["runs"], frames.get("curves")
+    if curves is None or "max_rounds" not in runs or not (runs["experiment"] == "dynamic").any():
+        return None
+    cmp = dynamic_comparison(runs, curves)
+    if not len(cmp):
+        return None
+    d0 = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)].iloc[0]
+    names = L["demo5_rows"]
+    rows = [
+        [names[0], f"{int(d0['steps'])}", f"{cmp['dyn_answers'].mean():,.0f}", _pm(cmp["dyn_pass1"]),
+         _pm(cmp["dyn_very_hard"], 2), f"{cmp['dyn_zero'].mean() * 100:.1f}%", f"{cmp['dyn_kept'].mean() * 100:.0f}%"],
+        [names[1], f"{int(d0['steps'])}", f"{cmp['steps_answers'].mean():,.0f}", _pm(cmp["steps_pass1"]),
+         _pm(cmp["steps_very_hard"], 2), "", "100%"],
+        [names[2], f"{cmp['budget_steps'].mean():.0f}", f"{cmp['dyn_answers'].mean():,.0f}",
+         _pm(cmp["budget_pass1"]), _pm(cmp["budget_very_hard"], 2), "", "100%"],
+    ]
+    return ("demo5_dynamic_sampling",
+            L["demo5"].format(method=d0["method"], lr=d0["lr"], pps=int(d0["prompts_per_step"]), G=int(d0["G"]),
+                              R=int(d0["max_rounds"]), n=len(cmp)),
+            [("", L["demo5_head"], rows)], [])
+
+
+def demo6(frames, L):
+    ref, passk = frames["reference"], frames.get("passk")
+    if passk is None:
+        return None
+    tr = passk[(passk["experiment"] == "training") & (passk["reward_offset"] == 0)]
+    ks = [k for k in (1, 8, 64, 256) if k in set(tr["k"])]
+    if not len(tr) or not ks:
+        return None
+    parts = []
+    for level in ("very_hard", "all"):
+        head = L["demo6_head"] + [f"pass@{k}" for k in ks]
+        r = ref[ref["level"] == level].set_index("k")["pass_at_k"]
+        rows = [[L["reference"], ""] + [f"{r[k]:.3f}" for k in ks]]
+        sub = tr[tr["level"] == level]
+        for (m, lr), g in sub.groupby(["method", "lr"], sort=False):
+            means = g.groupby("k")["pass_at_k"].mean()
+            rows.append([_method(L, m), f"{lr:g}"] + [f"{means[k]:.3f}" for k in ks])
+        parts.append((L["levels"][level] + ":", head, rows))
+    n = int(tr.groupby(["method", "lr"])["seed"].nunique().min())
+    return ("demo6_passk_after_training", L["demo6"].format(n=n), parts, [])
+
+
+DEMOS = (demo1, demo2, demo3, demo4, demo5, demo6)
+
+
+def demo_tables(frames, lang="en"):
+    """[(name, title, [(subtitle, head, rows)], footer lines)] for each demo the results hold."""
+    L = LABELS[lang]
+    return [d for d in (make(frames, L) for make in DEMOS) if d is not None]
 
 
 def render_text(frames, lang="en"):
-    """The four demos as the lecture prints them."""
+    """The demos as the lecture prints them."""
     return "\n".join(render_text_one(demo) for demo in demo_tables(frames, lang))
 
 

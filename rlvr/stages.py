@@ -9,7 +9,8 @@ import zlib
 import numpy as np
 
 from .config import LEVELS
-from .metrics import gradient_stats, pass_at_k
+from .exact import bias_curve, exact_moments
+from .metrics import gradient_stats, pass_at_k, pass_at_k_unbiased
 from .policy import softmax
 from .task import make_task
 from .training import train
@@ -38,16 +39,42 @@ def task_from_columns(cols):
     return {"P": len(level), "M": M, "level": level, "logits": logits, "n_levels": len(LEVELS)}
 
 
-def reference_columns(task, ks):
-    """Exact pass@k of the reference policy per level and overall, for each k."""
-    p0 = softmax(task["logits"])[:, 0]  # [P]
+def _level_groups(task):
     groups = [(LEVELS[k], task["level"] == k) for k in range(task["n_levels"])]
-    groups.append(("all", np.ones(task["P"], bool)))
+    return groups + [("all", np.ones(task["P"], bool))]
+
+
+def passk_columns(logits, task, ks):
+    """Exact pass@k per level and overall of the policy with these logits: [P, M]."""
+    p0 = softmax(logits)[:, 0]  # [P]
     rows = [(name, int(mask.sum()), k, float(pass_at_k(p0[mask], k).mean()))
-            for name, mask in groups for k in ks]
+            for name, mask in _level_groups(task) for k in ks]
     level, n_prompts, k, value = zip(*rows)
     return {"level": list(level), "n_prompts": np.array(n_prompts), "k": np.array(k),
             "pass_at_k": np.array(value)}
+
+
+def reference_columns(task, ks, n_samples=256, seed=0):
+    """Exact pass@k of the reference policy per level and overall, for each k, beside the
+    unbiased estimate of Chen et al. 2021 from n_samples answers per prompt (k <= n_samples;
+    NaN beyond) and its standard error over prompts."""
+    cols = passk_columns(task["logits"], task, ks)
+    p0 = softmax(task["logits"])[:, 0]
+    correct = np.random.default_rng(seed).binomial(n_samples, p0)  # [P] correct answers of n
+    est, se = [], []
+    for _, mask in _level_groups(task):
+        for k in ks:
+            if k > n_samples:
+                est.append(np.nan)
+                se.append(np.nan)
+                continue
+            e = pass_at_k_unbiased(n_samples, correct[mask], k)
+            err = e - pass_at_k(p0[mask], k)  # sampling error per prompt
+            est.append(float(e.mean()))
+            se.append(float(err.std(ddof=1) / np.sqrt(mask.sum())) if mask.sum() > 1 else np.nan)
+    cols.update({"n_samples": np.full(len(est), n_samples), "pass_at_k_estimate": np.array(est),
+                 "pass_at_k_estimate_se": np.array(se)})
+    return cols
 
 
 def probe_prompt(task, level):
@@ -68,34 +95,62 @@ def gradstat_columns(task, case, G, n_reps, seed):
     p = float(softmax(logits[None, :])[0, 0])
     rng = np.random.default_rng(case_seed(seed, case))
     mean, std, total_var = gradient_stats(logits, case.method, G, n_reps, rng, case.reward_offset)
+    ex_mean, ex_std, ex_var = exact_moments(softmax(logits[None, :])[0], case.method, G, case.reward_offset)
     true_grad = p * (1 - p)
+    se = std / np.sqrt(n_reps)
     return {
         "reward_offset": [case.reward_offset], "method": [case.method], "level": [case.level],
         "prompt": [prompt], "p_correct": [p], "G": [G], "n_reps": [n_reps],
-        "true_grad": [true_grad], "grad_mean": [mean], "grad_mean_se": [std / np.sqrt(n_reps)],
+        "true_grad": [true_grad], "grad_mean": [mean], "grad_mean_se": [se],
         "grad_std": [std], "total_var": [total_var], "mean_over_true": [mean / true_grad],
+        "exact_grad_mean": [ex_mean], "exact_grad_std": [ex_std], "exact_total_var": [ex_var],
+        "exact_mean_over_true": [ex_mean / true_grad], "z_vs_exact": [(mean - ex_mean) / se],
     }
 
 
-def run_columns(task, run, value_lr, eval_every):
-    """Train one run; return (its one-row summary, its learning curve in long format)."""
+def exact_curve_columns(methods, G, M, n_points):
+    """Exact E[ĝ_0]/∇J and std(ĝ_0) against p on a logit-spaced grid, offset 0, per method."""
+    ps = 1 / (1 + np.exp(-np.linspace(-6, 6, n_points)))
+    cols = {"method": [], "G": [], "p": [], "mean_over_true": [], "exact_grad_std": []}
+    for m in methods:
+        ratio, std = bias_curve(m, G, M, 0.0, ps)
+        cols["method"] += [m] * n_points
+        cols["G"] += [G] * n_points
+        cols["p"] += list(ps)
+        cols["mean_over_true"] += list(ratio)
+        cols["exact_grad_std"] += list(std)
+    return cols
+
+
+def run_columns(task, run, value_lr, eval_every, ks):
+    """Train one run; return (its one-row summary, its learning curve in long format,
+    exact pass@k of the trained policy for each k)."""
     out = train(task, run.method, run.steps, run.prompts_per_step, run.G, run.lr, run.seed,
-                reward_offset=run.reward_offset, value_lr=value_lr, eval_every=eval_every)
+                reward_offset=run.reward_offset, value_lr=value_lr, eval_every=eval_every,
+                max_rounds=run.max_rounds)
     final = out["history"][-1]
     ident = {"experiment": run.experiment, "method": run.method, "lr": run.lr,
              "reward_offset": run.reward_offset, "G": run.G,
-             "prompts_per_step": run.prompts_per_step}
+             "prompts_per_step": run.prompts_per_step, "max_rounds": run.max_rounds}
     summary = {k: [v] for k, v in ident.items()}
     summary.update({"steps": [run.steps], "seed": [run.seed], "final_pass1": [final.pass1]})
     for k, name in enumerate(LEVELS):
         summary[f"final_pass1_{name}"] = [float(final.pass1_by_level[k])]
     summary["zero_signal_frac"] = [out["zero_frac"]]
+    summary["zero_signal_pred_frac"] = [out["zero_frac_pred"]]
+    summary["answers"] = [out["answers"]]
+    summary["kept_frac"] = [out["kept_frac"]]
 
     names = list(LEVELS) + ["all"]
     steps = np.array([rec.step for rec in out["history"]])  # [T]
     pass1 = np.array([list(rec.pass1_by_level) + [rec.pass1] for rec in out["history"]])  # [T, 5]
     n = pass1.size
     curve = {k: [v] * n for k, v in ident.items()}
+    answers = np.array([rec.answers for rec in out["history"]])  # [T]
     curve.update({"seed": np.full(n, run.seed), "step": np.repeat(steps, len(names)),
-                  "level": names * len(steps), "pass1": pass1.ravel()})
-    return summary, curve
+                  "answers": np.repeat(answers, len(names)), "level": names * len(steps),
+                  "pass1": pass1.ravel()})
+    passk = {k: [v] * (len(names) * len(ks)) for k, v in ident.items()}
+    passk["seed"] = np.full(len(names) * len(ks), run.seed)
+    passk.update(passk_columns(out["logits"], task, ks))
+    return summary, curve, passk

@@ -11,24 +11,31 @@ from .policy import policy_gradient, sample_answers, softmax
 class Record(NamedTuple):
     step: int
     pass1: float  # exact pass@1 over all prompts
-    mean_reward: float  # mean reward of this step's samples (offset included)
-    zero_signal_frac: float  # share of this step's groups whose G rewards are all equal
+    mean_reward: float  # mean reward of the groups used this step (offset included)
+    zero_signal_frac: float  # share of this step's sampled groups whose G rewards are all equal
     pass1_by_level: np.ndarray  # [n_levels]
+    answers: int  # answers sampled so far, kept or not
 
 
 def pass1_by_level(logits, level, n_levels):
-    """Exact pass@1 per level: [n_levels], from logits: [P, M] and level: [P]."""
+    """Exact pass@1 overall and per level: (float, [n_levels]), from logits: [P, M], level: [P]."""
     p0 = softmax(logits)[:, 0]
-    return np.bincount(level, weights=p0, minlength=n_levels) / np.bincount(level, minlength=n_levels)
+    by_level = np.bincount(level, weights=p0, minlength=n_levels) / np.bincount(level, minlength=n_levels)
+    return float(p0.mean()), by_level
 
 
 def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
-          value_lr=0.2, eval_every=1):
-    """Train from the reference logits; return {"history": [Record], "zero_frac", "logits"}.
+          value_lr=0.2, eval_every=1, max_rounds=0):
+    """Train from the reference logits; return a dict with "history" ([Record]), "zero_frac",
+    "zero_frac_pred", "answers", "kept_frac" and the final "logits" [P, M].
 
     Each step draws prompts_per_step distinct prompts, G answers for each, and moves those
     prompts' logits by lr * policy_gradient. `learned` keeps a value V per prompt (start 0)
     that moves value_lr of the way toward each observed group-mean reward.
+
+    max_rounds > 0 turns on dynamic sampling (DAPO; verl filter_groups): groups whose rewards
+    are all equal are dropped and further rounds draw other prompts until prompts_per_step
+    groups are kept or max_rounds rounds were drawn; every answer drawn counts in "answers".
     history holds step 0 (the reference) and every eval_every-th step, always the last.
     """
     P, level, n_levels = task["P"], task["level"], task["n_levels"]
@@ -39,31 +46,59 @@ def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
     rng = np.random.default_rng(seed)
     logits = np.array(task["logits"], dtype=float)  # [P, M]
     V = np.zeros(P)  # learned baseline, read only by `learned`
-    needs_p = "p" in ESTIMATORS[method].needs
 
-    def record(step, mean_reward, zero):
-        lv = pass1_by_level(logits, level, n_levels)
-        overall = float(softmax(logits)[:, 0].mean())
-        return Record(step, overall, mean_reward, zero, lv)
+    def draw(candidates, n):
+        """n distinct prompts from candidates, G answers each: prompts [n], pi [n, M], y, r [n, G]."""
+        prompts = rng.choice(candidates, n, replace=False)
+        pi = softmax(logits[prompts])
+        y = sample_answers(pi, G, rng)
+        return prompts, pi, y, (y == 0) + reward_offset
 
-    history = [record(0, float("nan"), float("nan"))]
-    zero_groups = 0
+    all_prompts = np.arange(P)
+    overall, by_level = pass1_by_level(logits, level, n_levels)
+    history = [Record(0, overall, float("nan"), float("nan"), by_level, 0)]
+    groups = zero_groups = kept_groups = answers = 0
+    zero_pred = 0.0
     for step in range(1, steps + 1):
-        prompts = rng.choice(P, prompts_per_step, replace=False)  # [n]
-        pi = softmax(logits[prompts])  # [n, M]
-        y = sample_answers(pi, G, rng)  # [n, G]
-        r = (y == 0) + reward_offset  # [n, G]
-        A = advantages(r, method, baseline=V[prompts], p=pi[:, 0] if needs_p else None,
-                       offset=reward_offset)
-        if method == "learned":
-            V[prompts] += value_lr * (r.mean(axis=1) - V[prompts])
-        logits[prompts] += lr * policy_gradient(y, A, pi)
-        zero = int((r == r[:, :1]).all(axis=1).sum())
-        zero_groups += zero
+        prompts, pi, y, r = draw(all_prompts, prompts_per_step)
+        answers += prompts_per_step * G
+        no_signal = (r == r[:, :1]).all(axis=1)  # [n]
+        step_groups, step_zero = prompts_per_step, int(no_signal.sum())
+        zero_pred += float((pi[:, 0] ** G + (1 - pi[:, 0]) ** G).sum())  # P(all G rewards equal)
+        if max_rounds:  # dynamic sampling: keep groups with signal, draw more from unused prompts
+            parts = [(prompts[~no_signal], pi[~no_signal], y[~no_signal], r[~no_signal])]
+            used = set(prompts.tolist())
+            kept, rounds = int((~no_signal).sum()), 1
+            while kept < prompts_per_step and rounds < max_rounds and len(used) < P:
+                unused = np.setdiff1d(all_prompts, np.fromiter(used, int))
+                p2, pi2, y2, r2 = draw(unused, min(prompts_per_step, len(unused)))
+                used.update(p2.tolist())
+                answers += len(p2) * G
+                ns2 = (r2 == r2[:, :1]).all(axis=1)
+                step_groups += len(p2)
+                step_zero += int(ns2.sum())
+                zero_pred += float((pi2[:, 0] ** G + (1 - pi2[:, 0]) ** G).sum())
+                parts.append((p2[~ns2], pi2[~ns2], y2[~ns2], r2[~ns2]))
+                kept += int((~ns2).sum())
+                rounds += 1
+            prompts, pi, y, r = (np.concatenate(x)[:prompts_per_step] for x in zip(*parts))
+        groups += step_groups
+        zero_groups += step_zero
+        kept_groups += len(prompts)
+        if len(prompts):
+            A = advantages(r, method, baseline=V[prompts], pi=pi, offset=reward_offset)  # [n, G]
+            if method == "learned":
+                V[prompts] += value_lr * (r.mean(axis=1) - V[prompts])
+            logits[prompts] += lr * policy_gradient(y, A, pi)
         if step % eval_every == 0 or step == steps:
-            history.append(record(step, float(r.mean()), zero / prompts_per_step))
+            overall, by_level = pass1_by_level(logits, level, n_levels)
+            mean_reward = float(r.mean()) if len(prompts) else float("nan")
+            history.append(Record(step, overall, mean_reward, step_zero / step_groups, by_level, answers))
     return {
         "history": history,
-        "zero_frac": zero_groups / (steps * prompts_per_step),
+        "zero_frac": zero_groups / groups,
+        "zero_frac_pred": zero_pred / groups,
+        "answers": answers,
+        "kept_frac": kept_groups / (steps * prompts_per_step),
         "logits": logits,
     }

@@ -58,10 +58,11 @@ def test_empty_config_gets_the_lecture_defaults():
     cfg = validate_config({})
     assert cfg["task"] == {"P": 200, "M": 16, "seed": 0, "level_logodds": [-4.5, -3.0, -1.1, 0.6],
                            "logodds_spread": 0.3}
-    assert len(cfg["training"]["rows"]) == 10 and cfg["group_size"]["G"] == [2, 4, 8, 16, 32]
-    assert len(training_runs(cfg)) == 10 * 5 + 5 * 5
-    # 4 methods x 2 offsets on medium, plus grpo on the 3 other levels (medium is shared)
-    assert len(gradstat_cases(cfg)) == 11
+    assert len(cfg["training"]["rows"]) == 16 and cfg["group_size"]["G"] == [2, 4, 8, 16, 32]
+    assert len(training_runs(cfg)) == 16 * 5 + 5 * 5 + 2 * 5  # + dynamic and plain per seed
+    # 4 methods x 2 offsets on medium, grpo on the 3 other levels (medium is shared),
+    # 6 further estimators x 2 offsets on medium
+    assert len(gradstat_cases(cfg)) == 4 * 2 + 3 + 6 * 2
 
 
 def test_shipped_config_equals_the_schema_defaults():

@@ -68,7 +68,7 @@ def test_every_registered_estimator_returns_the_shape_of_r():
     rng = np.random.default_rng(0)
     r = (rng.random((5, 8)) < 0.3).astype(float)
     for name in ESTIMATORS:
-        A = advantages(r, name, baseline=np.zeros(5), p=np.full(5, 0.3))
+        A = advantages(r, name, baseline=np.zeros(5), pi=softmax(rng.normal(size=(5, 4))))
         assert A.shape == r.shape and np.all(np.isfinite(A)), name
 
 

@@ -52,7 +52,7 @@ def test_aggregate_refuses_mismatched_schemas(tmp_path):
 def test_cli_reports_a_damaged_task_without_a_traceback(tmp_path):
     task = tmp_path / "task.parquet"
     task.write_bytes(b"PAR1 not really")
-    proc = run([PYTHON, "-m", "rlvr", "reference", "--task", str(task), "--k", "1",
+    proc = run([PYTHON, "-m", "rlvr", "reference", "--task", str(task), "--k", "1", "--n-samples", "8", "--seed", "0",
                 "--out", str(tmp_path / "ref.parquet")], check=False)
     assert proc.returncode == 2
     assert "task.parquet: not a readable Parquet file" in proc.stderr
@@ -69,8 +69,9 @@ def test_compute_jobs_import_neither_pandas_nor_matplotlib_nor_snakemake(tmp_pat
         " '--spread', '0.3', '--out', t]) == 0\n"
         "assert main(['train', '--task', t, '--experiment', 'training', '--method', 'grpo', '--lr', '2',"
         " '--offset', '0', '--G', '4', '--prompts-per-step', '4', '--steps', '5', '--seed', '0',"
-        f" '--value-lr', '0.2', '--eval-every', '1', '--out-run', {str(tmp_path / 'r.parquet')!r},"
-        f" '--out-curve', {str(tmp_path / 'c.parquet')!r}]) == 0\n"
+        f" '--value-lr', '0.2', '--eval-every', '1', '--max-rounds', '2', '--k', '1', '4',"
+        f" '--out-run', {str(tmp_path / 'r.parquet')!r}, '--out-curve', {str(tmp_path / 'c.parquet')!r},"
+        f" '--out-passk', {str(tmp_path / 'k.parquet')!r}]) == 0\n"
         "assert main(['gradstats', '--task', t, '--offset', '0', '--method', 'grpo', '--level', 'easy',"
         f" '--G', '4', '--reps', '100', '--seed', '0', '--out', {str(tmp_path / 'g.parquet')!r}]) == 0\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib', 'snakemake'})\n"

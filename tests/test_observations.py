@@ -116,3 +116,18 @@ def test_8_smaller_groups_end_higher_with_more_zero_signal(default_results):
     assert final.is_monotonic_decreasing  # smaller G ends higher
     assert zero.is_monotonic_decreasing  # and has more groups with no signal
     assert (gz["prompts_per_step"].first() * final.index == 128).all()
+
+
+def test_every_monte_carlo_row_agrees_with_its_exact_value(default_results):
+    gs = default_results["gradstats"]
+    assert len(gs) == 23
+    assert (gs["z_vs_exact"].abs() < 4).all(), gs[["method", "reward_offset", "level", "z_vs_exact"]]  # 4 s.e.
+
+
+def test_pass_at_k_rises_at_every_k_after_training_at_offset_zero(default_results):
+    ref = default_results["reference"].set_index(["level", "k"])["pass_at_k"]
+    pk = default_results["passk"]
+    tr = pk[(pk["experiment"] == "training") & (pk["reward_offset"] == 0)]
+    after = tr.groupby(["method", "lr", "level", "k"])["pass_at_k"].mean()
+    for (m, lr, level, k), value in after.items():
+        assert value >= ref[(level, k)] - 1e-9, (m, lr, level, k)

@@ -18,6 +18,9 @@ CONTRACT = {
                      "final_pass1_easy", "zero_signal_frac"],
     "curves.parquet": ["experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "seed", "step",
                        "level", "pass1"],
+    "passk_trained.parquet": ["experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "seed",
+                              "level", "k", "pass_at_k"],
+    "exact_bias.parquet": ["method", "G", "p", "mean_over_true", "exact_grad_std"],
 }
 
 
@@ -63,11 +66,13 @@ def test_outputs_and_column_contract(tiny_run):
         assert set(columns) <= set(table.column_names), name
         assert table.num_rows > 0
     runs = pq.read_table(results / "runs.parquet")
-    assert runs.num_rows == 2 * 2 + 2 * 1  # training rows x seeds + group sizes x seeds
-    for name in ("passk_by_level", "gradient_estimators", "learning_curves", "group_size"):
+    # training rows x seeds + group sizes x seeds + (dynamic, plain) x seeds
+    assert runs.num_rows == 2 * 2 + 2 * 1 + 2 * 1
+    for name in ("passk_by_level", "gradient_estimators", "learning_curves", "group_size", "bias_vs_p",
+                 "passk_trained", "dynamic_sampling"):
         assert (results / "figures" / f"{name}.png").stat().st_size > 10_000
     text = (results / "tables" / "all.txt").read_text()
-    for title in ("Demo 1", "Demo 2", "Demo 3", "Demo 4"):
+    for title in ("Demo 1", "Demo 2", "Demo 3", "Demo 4", "Demo 5", "Demo 6"):
         assert title in text
     assert (tiny_run / "logs" / "task.log").exists()
 
@@ -96,8 +101,8 @@ def test_changed_lr_reruns_only_that_rows_seeds(tiny_run, tmp_path):
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(cfg))
     counts = job_counts(snakemake(tiny_run, "-n", config=changed).stdout)
-    assert counts == {"train": 2, "aggregate_runs": 1, "aggregate_curves": 1, "tables": 1,
-                      "figures": 1, "all": 1}
+    assert counts == {"train": 2, "aggregate_runs": 1, "aggregate_curves": 1, "aggregate_passk": 1,
+                      "tables": 1, "figures": 1, "all": 1}
 
 
 def test_added_seed_runs_only_the_new_seeds_jobs(tiny_run, tmp_path):
@@ -106,8 +111,8 @@ def test_added_seed_runs_only_the_new_seeds_jobs(tiny_run, tmp_path):
     changed = tmp_path / "seeds.yaml"
     changed.write_text(yaml.safe_dump(cfg))
     counts = job_counts(snakemake(tiny_run, "-n", config=changed).stdout)
-    assert counts == {"train": 2, "aggregate_runs": 1, "aggregate_curves": 1, "tables": 1,
-                      "figures": 1, "all": 1}  # one new seed x two rows
+    assert counts == {"train": 2, "aggregate_runs": 1, "aggregate_curves": 1, "aggregate_passk": 1,
+                      "tables": 1, "figures": 1, "all": 1}  # one new seed x two rows
 
 
 def test_changed_training_code_reruns_training_not_task_or_gradients(tmp_path):
@@ -116,8 +121,8 @@ def test_changed_training_code_reruns_training_not_task_or_gradients(tmp_path):
     with open(tmp_path / "rlvr" / "training.py", "a") as f:
         f.write("\n# an edit\n")  # Snakemake compares content, so a touch would not do
     counts = job_counts(snakemake(tmp_path, "-n", snakefile=snakefile).stdout)
-    assert counts["train"] == 6
-    assert not {"task", "reference_passk", "gradient_stat", "aggregate_gradient_stats"} & set(counts)
+    assert counts["train"] == 8
+    assert not {"task", "reference_passk", "gradient_stat", "aggregate_gradient_stats", "exact_curve"} & set(counts)
 
 
 def test_bad_config_is_refused_before_any_job(tiny_run, tmp_path):

@@ -44,3 +44,18 @@ rule aggregate_curves:
         rlvr=RLVR,
     shell:
         "{params.rlvr} aggregate --out {output} {input} 2> {log}"
+
+
+rule aggregate_passk:
+    input:
+        run_files(".passk.parquet"),
+    output:
+        f"{RESULTS}/passk_trained.parquet",
+    log:
+        f"{LOGS}/aggregate_passk.log",
+    conda:
+        ENV
+    params:
+        rlvr=RLVR,
+    shell:
+        "{params.rlvr} aggregate --out {output} {input} 2> {log}"

@@ -60,8 +60,10 @@ def final_outputs():
         f"{RESULTS}/gradient_stats.parquet",
         f"{RESULTS}/runs.parquet",
         f"{RESULTS}/curves.parquet",
+        f"{RESULTS}/passk_trained.parquet",
+        f"{RESULTS}/{C.EXACT_FILE}",
         *TABLES,
-        *FIGURES,
+        *(path for _, _, path in FIGURES),
     ]
 
 
@@ -75,12 +77,16 @@ TABLES = [f"{RESULTS}/tables/all.txt"] + [
     )
     for suffix in (".txt", ".md")
 ]
+# (name, report category, path) of each figure; its caption is workflow/report/<name>.rst
 FIGURES = [
-    f"{RESULTS}/figures/{name}.png"
-    for name in (
-        "passk_by_level",
-        "gradient_estimators",
-        "learning_curves",
-        "group_size",
+    (name, category, f"{RESULTS}/figures/{name}.png")
+    for name, category in (
+        ("passk_by_level", "1 reference model"),
+        ("gradient_estimators", "2 gradient estimators"),
+        ("bias_vs_p", "2 gradient estimators"),
+        ("learning_curves", "3 training"),
+        ("group_size", "4 group size"),
+        ("dynamic_sampling", "5 dynamic sampling"),
+        ("passk_trained", "6 pass@k after training"),
     )
 ]

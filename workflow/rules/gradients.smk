@@ -4,7 +4,7 @@
 rule gradient_stat:
     input:
         task=TASK,
-        code=code("estimators.py", "policy.py", "metrics.py"),
+        code=code("estimators.py", "policy.py", "metrics.py", "exact.py"),
     output:
         stats=f"{RESULTS}/gradient_stats/off{{offset}}/{{method}}/{{level}}.parquet",
     log:
@@ -25,3 +25,23 @@ rule gradient_stat:
         "{params.rlvr} gradstats --task {input.task} --offset {wildcards.offset}"
         " --method {wildcards.method} --level {wildcards.level} --G {params.G}"
         " --reps {params.n_reps} --seed {params.seed} --out {output.stats} 2> {log}"
+
+
+rule exact_curve:
+    input:
+        code=code("estimators.py", "exact.py"),
+    output:
+        exact=f"{RESULTS}/{C.EXACT_FILE}",
+    log:
+        f"{LOGS}/exact_curve.log",
+    conda:
+        ENV
+    params:
+        rlvr=RLVR,
+        methods=" ".join(config["gradient_stats"]["exact_curve"]["methods"]),
+        G=config["gradient_stats"]["G"],
+        M=config["task"]["M"],
+        n_points=config["gradient_stats"]["exact_curve"]["n_points"],
+    shell:
+        "{params.rlvr} exact --methods {params.methods} --G {params.G} --M {params.M}"
+        " --n-points {params.n_points} --out {output.exact} 2> {log}"

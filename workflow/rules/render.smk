@@ -6,6 +6,8 @@ rule tables:
         reference=f"{RESULTS}/reference_passk.parquet",
         gradstats=f"{RESULTS}/gradient_stats.parquet",
         runs=f"{RESULTS}/runs.parquet",
+        curves=f"{RESULTS}/curves.parquet",
+        passk=f"{RESULTS}/passk_trained.parquet",
         code=code("render.py", "text.py"),
     output:
         TABLES,
@@ -19,7 +21,8 @@ rule tables:
         outdir=lambda w, output: os.path.dirname(output[0]),
     shell:
         "{params.rlvr} tables --reference {input.reference} --gradstats {input.gradstats}"
-        " --runs {input.runs} --lang {params.lang} --outdir {params.outdir} 2> {log}"
+        " --runs {input.runs} --curves {input.curves} --passk {input.passk}"
+        " --lang {params.lang} --outdir {params.outdir} 2> {log}"
 
 
 rule figures:
@@ -28,28 +31,14 @@ rule figures:
         gradstats=f"{RESULTS}/gradient_stats.parquet",
         runs=f"{RESULTS}/runs.parquet",
         curves=f"{RESULTS}/curves.parquet",
+        exact=f"{RESULTS}/{C.EXACT_FILE}",
+        passk=f"{RESULTS}/passk_trained.parquet",
         code=code("render.py", "figures.py"),
     output:
-        passk=report(
-            f"{RESULTS}/figures/passk_by_level.png",
-            caption="../report/passk_by_level.rst",
-            category="Demo 1: reference",
-        ),
-        gradients=report(
-            f"{RESULTS}/figures/gradient_estimators.png",
-            caption="../report/gradient_estimators.rst",
-            category="Demo 2: gradients",
-        ),
-        curves=report(
-            f"{RESULTS}/figures/learning_curves.png",
-            caption="../report/learning_curves.rst",
-            category="Demo 3: training",
-        ),
-        group_size=report(
-            f"{RESULTS}/figures/group_size.png",
-            caption="../report/group_size.rst",
-            category="Demo 4: group size",
-        ),
+        [
+            report(path, caption=f"../report/{name}.rst", category=category)
+            for name, category, path in FIGURES
+        ],
     log:
         f"{LOGS}/figures.log",
     conda:
@@ -59,4 +48,5 @@ rule figures:
         outdir=lambda w, output: os.path.dirname(output[0]),
     shell:
         "{params.rlvr} figures --reference {input.reference} --gradstats {input.gradstats}"
-        " --runs {input.runs} --curves {input.curves} --outdir {params.outdir} 2> {log}"
+        " --runs {input.runs} --curves {input.curves} --exact {input.exact}"
+        " --passk {input.passk} --outdir {params.outdir} 2> {log}"

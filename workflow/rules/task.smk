@@ -36,5 +36,8 @@ rule reference_passk:
     params:
         rlvr=RLVR,
         k=" ".join(map(str, config["reference"]["k"])),
+        n_samples=config["reference"]["n_samples"],
+        seed=config["reference"]["seed"],
     shell:
-        "{params.rlvr} reference --task {input.task} --k {params.k} --out {output.passk} 2> {log}"
+        "{params.rlvr} reference --task {input.task} --k {params.k}"
+        " --n-samples {params.n_samples} --seed {params.seed} --out {output.passk} 2> {log}"

@@ -1,4 +1,5 @@
-# Stage 3: one training run per (experiment, method, lr, offset, G, prompts per step, seed).
+# Stage 3: one training run per (experiment, method, lr, offset, G, prompts per step, steps,
+# dynamic-sampling rounds, seed).
 
 
 rule train:
@@ -8,6 +9,7 @@ rule train:
     output:
         run=f"{RESULTS}/{C.RUN_PATTERN}.run.parquet",
         curve=f"{RESULTS}/{C.RUN_PATTERN}.curve.parquet",
+        passk=f"{RESULTS}/{C.RUN_PATTERN}.passk.parquet",
     log:
         f"{LOGS}/{C.RUN_PATTERN}.log",
     group:
@@ -19,12 +21,13 @@ rule train:
         mem_mb=500,
     params:
         rlvr=RLVR,
-        steps=lambda w: config[w.experiment]["steps"],
         value_lr=config["trainer"]["value_lr"],
         eval_every=config["trainer"]["eval_every"],
+        k=" ".join(map(str, config["reference"]["k"])),
     shell:
         "{params.rlvr} train --task {input.task} --experiment {wildcards.experiment}"
         " --method {wildcards.method} --lr {wildcards.lr} --offset {wildcards.offset}"
-        " --G {wildcards.G} --prompts-per-step {wildcards.pps} --steps {params.steps}"
+        " --G {wildcards.G} --prompts-per-step {wildcards.pps} --steps {wildcards.steps}"
         " --seed {wildcards.seed} --value-lr {params.value_lr} --eval-every {params.eval_every}"
-        " --out-run {output.run} --out-curve {output.curve} 2> {log}"
+        " --max-rounds {wildcards.rounds} --k {params.k} --out-run {output.run}"
+        " --out-curve {output.curve} --out-passk {output.passk} 2> {log}"

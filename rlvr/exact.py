@@ -1,0 +1,57 @@
+"""Exact moments of a gradient estimate on one prompt, with binary rewards.
+
+With rewards 1{correct} + offset, a permutation-equivariant estimator gives every correct
+answer in a group the same advantage a_c and every wrong one the same a_w; both depend only
+on c, the number of correct answers, c ~ Binomial(G, p). Given c the wrong answers are
+G - c independent draws from q = π restricted to the wrong answers, so
+
+    ĝ | c = (c a_c / G) e_0 - m(c) π + (a_w / G) W,   W ~ Multinomial(G - c, q),
+
+with m(c) the mean advantage of the group. Its conditional mean and covariance are closed
+form; summing over c gives E[ĝ] and the total variance exactly. Batch estimators see the
+population of groups of this prompt (rows weighted by P(c)): the large-batch limit.
+"""
+
+from math import comb
+
+import numpy as np
+
+from .estimators import advantages
+
+
+def exact_moments(pi, method, G, offset=0.0):
+    """Exact (E[ĝ_0], std of ĝ_0, total variance of ĝ) for one prompt with probabilities pi: [M]."""
+    pi = np.asarray(pi, float)
+    M, p = len(pi), pi[0]
+    c = np.arange(G + 1)  # number of correct answers in the group
+    prob = np.array([comb(G, k) for k in c]) * p**c * (1 - p) ** (G - c)  # [G+1]
+    r = (np.arange(G)[None, :] < c[:, None]) + offset  # [G+1, G]: row c has c correct first
+    A = advantages(r, method, pi=np.broadcast_to(pi, (G + 1, M)), offset=offset, weights=prob)
+    a_c = np.where(c > 0, A[c, 0], 0.0)  # correct answers come first in row c
+    a_w = np.where(c < G, A[c, G - 1], 0.0)  # wrong answers
+    m = A.mean(axis=1)  # [G+1]
+    q = np.concatenate([[0.0], pi[1:] / (1 - p)]) if p < 1 else np.zeros(M)  # [M]
+    e0 = np.eye(M)[0]
+    # conditional mean and covariance of ĝ given c
+    mean_c = (c * a_c / G)[:, None] * e0 - m[:, None] * pi + (a_w * (G - c) / G)[:, None] * q  # [G+1, M]
+    cov_trace_c = (a_w / G) ** 2 * (G - c) * (1 - (q**2).sum())  # [G+1]: tr(diag q - q q^T)
+    mean = prob @ mean_c  # [M]
+    total_var = prob @ cov_trace_c + prob @ ((mean_c - mean) ** 2).sum(axis=1)
+    var0 = prob @ (mean_c[:, 0] - mean[0]) ** 2  # ĝ_0 has no variance given c (q_0 = 0)
+    return float(mean[0]), float(np.sqrt(var0)), float(total_var)
+
+
+def uniform_wrong_prompt(p, M):
+    """A prompt with π(correct) = p and the rest spread evenly: [M]."""
+    return np.concatenate([[p], np.full(M - 1, (1 - p) / (M - 1))])
+
+
+def bias_curve(method, G, M, offset, ps):
+    """E[ĝ_0] / ∇J and std(ĝ_0) over a grid ps of π(correct), on uniform-wrong prompts.
+
+    E[ĝ_0] depends on π only through p, so the curve holds for every prompt.
+    """
+    rows = [exact_moments(uniform_wrong_prompt(p, M), method, G, offset) for p in ps]
+    mean, std, _ = (np.array(x) for x in zip(*rows))
+    true = np.asarray(ps) * (1 - np.asarray(ps))
+    return mean / true, std
