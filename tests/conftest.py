@@ -27,3 +27,13 @@ def run(cmd, cwd=None, check=True, timeout=300):
 
 
 PYTHON = sys.executable
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """A completed pipeline run of config/test.yaml; tests may read it and dry-run it, not change it."""
+    from test_pipeline import snakemake
+
+    workdir = tmp_path_factory.mktemp("pipeline")
+    snakemake(workdir, "-c2")
+    return workdir

@@ -4,7 +4,6 @@ import re
 import shutil
 
 import pyarrow.parquet as pq
-import pytest
 import yaml
 from conftest import PYTHON, REPO, run
 
@@ -50,13 +49,6 @@ def job_counts(dry_run_output):
 def snapshot(directory):
     return {str(p.relative_to(directory)): (p.stat().st_mtime_ns, p.stat().st_size)
             for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("pipeline")
-    snakemake(workdir, "-c2")
-    return workdir
 
 
 def test_outputs_and_column_contract(tiny_run):

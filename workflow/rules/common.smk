@@ -90,3 +90,32 @@ FIGURES = [
         ("passk_trained", "6 pass@k after training"),
     )
 ]
+
+
+def clear_stale_locks():
+    """Remove Snakemake's directory locks if they outlived the run that took them.
+
+    A run killed with SIGKILL leaves .snakemake/locks behind and every later run would refuse
+    to start. Each main Snakemake process here holds an OS lock (flock) on .snakemake/rlvr.flock
+    for as long as it lives; the kernel drops it when the process dies, however it dies. Whoever
+    can take it knows no other run is alive in this directory, so leftover locks are stale.
+    Returns the open lock file (keep it referenced), or None if another run holds it.
+    """
+    import fcntl
+
+    if not workflow.is_main_process:
+        return None
+    state = Path(".snakemake")
+    state.mkdir(exist_ok=True)
+    handle = open(state / "rlvr.flock", "w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None  # another run is alive here: Snakemake's own lock refuses this one
+    for stale in (state / "locks").glob("*.lock"):
+        stale.unlink()
+    return handle
+
+
+RUN_LOCK = clear_stale_locks()

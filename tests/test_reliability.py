@@ -1,0 +1,145 @@
+"""Issue 5: a killed run, a damaged file, a second concurrent run, extreme settings and bad
+configs never leave wrong or partial results behind."""
+
+import math
+import os
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from conftest import PYTHON, REPO, run
+from test_pipeline import CONTRACT, TINY, snakemake, snapshot
+
+SNAKEMAKE = [PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(TINY), "-c2"]
+
+
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory):
+    out = tmp_path_factory.mktemp("inproc")
+    run([PYTHON, "-m", "rlvr", "all", "--config", str(TINY), "--results", str(out)])
+    return out
+
+
+def start(workdir):
+    return subprocess.Popen([*SNAKEMAKE, "--directory", str(workdir)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def wait_for(predicate, proc, timeout=60):
+    t0 = time.monotonic()
+    while not predicate():
+        if proc.poll() is not None or time.monotonic() - t0 > timeout:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def every_parquet_is_whole(results):
+    for path in results.rglob("*.parquet"):
+        pq.read_table(path)  # raises on a partial file
+    return not [p for p in results.rglob("*") if ".tmp" in p.name]
+
+
+@pytest.mark.parametrize("point", ["task", "training", "aggregation"])
+def test_sigkill_then_rerun_gives_the_uninterrupted_results(tmp_path, in_process, point):
+    results = tmp_path / "results"
+    when = {
+        "task": lambda: (results / "task.parquet").exists(),
+        "training": lambda: len(list(results.glob("runs/**/*.run.parquet"))) >= 2,
+        "aggregation": lambda: (results / "runs.parquet").exists(),
+    }[point]
+    proc = start(tmp_path)
+    reached = wait_for(when, proc)
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole run: Snakemake and its jobs
+    proc.wait()
+    assert reached, f"the run ended before reaching {point}"
+    assert every_parquet_is_whole(results)
+    snakemake(tmp_path, "-c2")  # completes despite the leftover locks and incomplete markers
+    for name in CONTRACT:
+        assert pq.read_table(results / name).equals(pq.read_table(in_process / name)), name
+    assert every_parquet_is_whole(results)
+
+
+def test_damaged_file_is_named_and_deleting_it_recovers(tmp_path, in_process):
+    snakemake(tmp_path, "-c2")
+    task = tmp_path / "results" / "task.parquet"
+    task.write_bytes(task.read_bytes()[:200])  # truncated between stages
+    proc = snakemake(tmp_path, "-c2", check=False)
+    assert proc.returncode != 0
+    assert "results/task.parquet: not a readable Parquet file" in proc.stdout + proc.stderr
+    task.unlink()
+    snakemake(tmp_path, "-c2")
+    for name in CONTRACT:
+        assert pq.read_table(tmp_path / "results" / name).equals(pq.read_table(in_process / name)), name
+
+
+def test_second_run_in_the_same_directory_is_refused(tmp_path, in_process):
+    first = start(tmp_path)
+    assert wait_for(lambda: any((tmp_path / ".snakemake" / "locks").glob("*.lock")), first)
+    second = snakemake(tmp_path, "-c2", check=False)
+    assert second.returncode != 0
+    assert "cannot be locked" in second.stdout + second.stderr
+    out, _ = first.communicate(timeout=300)
+    assert first.returncode == 0, out
+    for name in CONTRACT:
+        assert pq.read_table(tmp_path / "results" / name).equals(pq.read_table(in_process / name)), name
+
+
+def test_nothing_is_written_outside_results_logs_and_snakemake_state(tmp_path):
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
+    snakemake(tmp_path, "-c2", "--config", "lang=zh")  # a real run in a fresh directory
+    assert {p.name for p in tmp_path.iterdir()} == {"results", "logs", ".snakemake"}
+    after = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
+    assert after == before  # the checkout itself is untouched (bytecode caches are ignored)
+    assert "演示 1" in (tmp_path / "results" / "tables" / "all.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("change,key", [
+    ({"training": {"rows": [{"method": "nope", "lr": 1.0}]}}, "training.rows[0].method"),
+    ({"group_size": {"G": [3]}}, "group_size.G[0]"),
+    ({"gradient_stats": {"n_reps": 0}}, "gradient_stats.n_reps"),
+    ({"task": {"P": 10}}, "task.P"),
+])
+def test_bad_config_changes_nothing_under_results(tiny_run, tmp_path, change, key):
+    before = snapshot(tiny_run / "results")
+    cfg = yaml.safe_load(TINY.read_text())
+    for section, values in change.items():
+        cfg.setdefault(section, {}).update(values)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(cfg))
+    proc = snakemake(tiny_run, "-c2", config=bad, check=False)
+    assert proc.returncode != 0 and f"config key {key}" in proc.stdout + proc.stderr
+    assert snapshot(tiny_run / "results") == before
+
+
+def test_extreme_settings_give_finite_results():
+    from rlvr.cli import compute_all
+    from rlvr.config import validate_config
+
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["task"]["level_logodds"] = [-30.0, -20.0, 20.0, 30.0]  # p from 1e-13 to 1 - 1e-13
+    cfg["training"]["rows"] = [{"method": "none", "lr": 1e6, "reward_offset": 1e6},
+                               {"method": "grpo", "lr": 1e6, "reward_offset": 0.0},
+                               {"method": "learned", "lr": 50.0, "reward_offset": 1e6}]
+    cfg["gradient_stats"]["cases"][0]["reward_offsets"] = [0.0, 1e6]
+    cfg["gradient_stats"]["cases"].append({"reward_offsets": [0.0], "methods": ["grpo", "rloo"],
+                                           "levels": ["very_hard", "easy"]})
+    tables = compute_all(validate_config(cfg), log=lambda msg: None)
+    for name, table in tables.items():
+        for column in table.column_names:
+            values = table.column(column).to_numpy(zero_copy_only=False)
+            if values.dtype.kind == "f":
+                finite = np.isfinite(values) | (np.isnan(values) & column.startswith("pass_at_k_estimate"))
+                assert finite.all(), (name, column)
+
+
+def test_nonsensical_difficulty_is_refused():
+    from rlvr.config import ConfigError, validate_config
+
+    with pytest.raises(ConfigError, match=r"task.level_logodds\[0\]"):
+        validate_config({"task": {"level_logodds": [-800.0, -3.0, -1.0, 0.5]}})
+    assert math.isfinite(validate_config({})["task"]["level_logodds"][0])
