@@ -131,3 +131,12 @@ def test_pass_at_k_rises_at_every_k_after_training_at_offset_zero(default_result
     after = tr.groupby(["method", "lr", "level", "k"])["pass_at_k"].mean()
     for (m, lr, level, k), value in after.items():
         assert value >= ref[(level, k)] - 1e-9, (m, lr, level, k)
+
+
+def test_tables_render_in_both_languages(default_results):
+    from rlvr.render import render_text
+
+    en, zh = render_text(default_results, "en"), render_text(default_results, "zh")
+    for n in range(1, 7):
+        assert f"Demo {n}" in en and f"演示 {n}" in zh
+    assert "留一法基线（RLOO）" in zh and "leave-one-out (RLOO)" in en
