@@ -143,14 +143,14 @@ def bias_vs_p(exact, gs, path):
 
 def passk_trained(ref, passk, path):
     plt = _plt()
-    tr = passk[(passk["experiment"] == "training") & (passk["reward_offset"] == 0)]
+    tr = passk[passk["experiment"] == "training"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, level in zip(axes, ["very_hard", "all"]):
         r = ref[ref["level"] == level].sort_values("k")
         ax.plot(r["k"], r["pass_at_k"], "k--", marker="o", ms=3, label="reference")
-        for (m, lr), g in tr[tr["level"] == level].groupby(["method", "lr"], sort=False):
+        for (m, lr, off), g in tr[tr["level"] == level].groupby(["method", "lr", "reward_offset"], sort=False):
             mean = g.groupby("k")["pass_at_k"].mean()
-            ax.plot(mean.index, mean, marker=".", label=f"{m}, lr {lr:g}")
+            ax.plot(mean.index, mean, marker=".", ls="-" if off == 0 else ":", label=f"{m}, lr {lr:g}, offset {off:g}")
         ax.set_xscale("log", base=2)
         ax.set_title(f"exact pass@k on {LEVEL_LABELS[level]}, before and after training", fontsize=10)
         ax.set_xlabel("k")

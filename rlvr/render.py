@@ -41,8 +41,8 @@ LABELS = {
         "demo5": "Demo 5: dynamic sampling ({method}, lr {lr:g}, {pps} prompts x {G} answers, at most {R} rounds a step; {n} seeds)",
         "demo5_head": ["run", "steps", "answers drawn", "final pass@1", "very hard", "no-signal groups", "batch filled"],
         "demo5_rows": ["dynamic sampling", "plain, equal steps", "plain, equal answers"],
-        "demo6": "Demo 6: exact pass@k before and after training (training rows at offset 0; mean of {n} seeds)",
-        "demo6_head": ["policy", "lr"],
+        "demo6": "Demo 6: exact pass@k before and after training (the rows of demo 3; mean of {n} seeds)",
+        "demo6_head": ["policy", "lr", "offset"],
         "reference": "reference model",
     },
     "zh": {
@@ -72,8 +72,8 @@ LABELS = {
         "demo5": "演示 5：动态采样（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，每步最多 {R} 轮；{n} 个种子）",
         "demo5_head": ["运行", "步数", "抽取的回答数", "训练后 pass@1", "很难", "没有学习信号的组", "批次填满率"],
         "demo5_rows": ["动态采样", "普通，相同步数", "普通，相同回答数"],
-        "demo6": "演示 6：训练前后的精确 pass@k（演示 3 中格式分为 0 的各行；{n} 个种子的平均）",
-        "demo6_head": ["策略", "学习率"],
+        "demo6": "演示 6：训练前后的精确 pass@k（演示 3 的各行；{n} 个种子的平均）",
+        "demo6_head": ["策略", "学习率", "格式分"],
         "reference": "参考模型",
     },
 }
@@ -246,7 +246,7 @@ def demo6(frames, L):
     ref, passk = frames["reference"], frames.get("passk")
     if passk is None:
         return None
-    tr = passk[(passk["experiment"] == "training") & (passk["reward_offset"] == 0)]
+    tr = passk[passk["experiment"] == "training"]
     ks = [k for k in (1, 8, 64, 256) if k in set(tr["k"])]
     if not len(tr) or not ks:
         return None
@@ -254,13 +254,13 @@ def demo6(frames, L):
     for level in ("very_hard", "all"):
         head = L["demo6_head"] + [f"pass@{k}" for k in ks]
         r = ref[ref["level"] == level].set_index("k")["pass_at_k"]
-        rows = [[L["reference"], ""] + [f"{r[k]:.3f}" for k in ks]]
+        rows = [[L["reference"], "", ""] + [f"{r[k]:.3f}" for k in ks]]
         sub = tr[tr["level"] == level]
-        for (m, lr), g in sub.groupby(["method", "lr"], sort=False):
+        for (m, lr, off), g in sub.groupby(["method", "lr", "reward_offset"], sort=False):
             means = g.groupby("k")["pass_at_k"].mean()
-            rows.append([_method(L, m), f"{lr:g}"] + [f"{means[k]:.3f}" for k in ks])
+            rows.append([_method(L, m), f"{lr:g}", f"{off:g}"] + [f"{means[k]:.3f}" for k in ks])
         parts.append((L["levels"][level] + ":", head, rows))
-    n = int(tr.groupby(["method", "lr"])["seed"].nunique().min())
+    n = int(tr.groupby(["method", "lr", "reward_offset"])["seed"].nunique().min())
     return ("demo6_passk_after_training", L["demo6"].format(n=n), parts, [])
 
 
