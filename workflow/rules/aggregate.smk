@@ -8,6 +8,8 @@ rule aggregate_gradient_stats:
         f"{RESULTS}/gradient_stats.parquet",
     log:
         f"{LOGS}/aggregate_gradient_stats.log",
+    group:
+        "aggregate"
     conda:
         ENV
     params:
@@ -23,6 +25,8 @@ rule aggregate_runs:
         f"{RESULTS}/runs.parquet",
     log:
         f"{LOGS}/aggregate_runs.log",
+    group:
+        "aggregate"
     conda:
         ENV
     params:
@@ -38,6 +42,8 @@ rule aggregate_curves:
         f"{RESULTS}/curves.parquet",
     log:
         f"{LOGS}/aggregate_curves.log",
+    group:
+        "aggregate"
     conda:
         ENV
     params:
@@ -53,6 +59,8 @@ rule aggregate_passk:
         f"{RESULTS}/passk_trained.parquet",
     log:
         f"{LOGS}/aggregate_passk.log",
+    group:
+        "aggregate"
     conda:
         ENV
     params:

@@ -13,6 +13,8 @@ rule tables:
         TABLES,
     log:
         f"{LOGS}/tables.log",
+    group:
+        "render"
     conda:
         ENV
     params:
@@ -41,6 +43,8 @@ rule figures:
         ],
     log:
         f"{LOGS}/figures.log",
+    group:
+        "render"
     conda:
         ENV
     params:
