@@ -19,6 +19,14 @@ def _plt():
     return plt
 
 
+def _save(fig, path):
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def passk_by_level(ref, path):
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -32,9 +40,7 @@ def passk_by_level(ref, path):
     ax.set_title("Reference model: pass@k by difficulty")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def gradient_estimators(gs, path):
@@ -60,9 +66,7 @@ def gradient_estimators(gs, path):
         ax.legend(fontsize=8)
     level, G, n = multi["level"].iloc[0], int(multi["G"].iloc[0]), int(multi["n_reps"].iloc[0])
     fig.suptitle(f"Gradient estimators on a {LEVEL_LABELS[level]} prompt, G = {G}, {n} repetitions")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def learning_curves(curves, path):
@@ -87,9 +91,7 @@ def learning_curves(curves, path):
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("exact pass@1")
     axes[1].legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def group_size(runs, path):
@@ -111,9 +113,7 @@ def group_size(runs, path):
                  f"answers per step ({int(stats['n'].min())} seeds, 95% CI)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def bias_vs_p(exact, gs, path):
@@ -136,9 +136,7 @@ def bias_vs_p(exact, gs, path):
     ax.set_title(f"Exact bias of each estimator, G = {G} (lines), Monte Carlo with 95% CI (points)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def passk_trained(ref, passk, path):
@@ -157,9 +155,7 @@ def passk_trained(ref, passk, path):
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("pass@k (mean over seeds)")
     axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def dynamic_sampling(curves, path):
@@ -179,9 +175,7 @@ def dynamic_sampling(curves, path):
     ax.set_title("Dynamic sampling against plain training at equal answers (95% band)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def write_figures(frames, outdir):
