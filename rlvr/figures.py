@@ -142,8 +142,9 @@ def bias_vs_p(exact, gs, path):
 def passk_trained(ref, passk, path):
     plt = _plt()
     tr = passk[passk["experiment"] == "training"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
     for ax, level in zip(axes, ["very_hard", "all"]):
+        ax.set_prop_cycle(color=plt.cm.tab20.colors)  # one colour per training row
         r = ref[ref["level"] == level].sort_values("k")
         ax.plot(r["k"], r["pass_at_k"], "k--", marker="o", ms=3, label="reference")
         for (m, lr, off), g in tr[tr["level"] == level].groupby(["method", "lr", "reward_offset"], sort=False):
@@ -154,7 +155,7 @@ def passk_trained(ref, passk, path):
         ax.set_xlabel("k")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("pass@k (mean over seeds)")
-    axes[1].legend(fontsize=7)
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     _save(fig, path)
 
 
