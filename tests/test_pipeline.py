@@ -2,6 +2,7 @@
 
 import re
 import shutil
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import yaml
@@ -78,6 +79,14 @@ def test_second_run_does_nothing(tiny_run):
     out = snakemake(tiny_run, "-c2")
     assert "Nothing to be done" in out.stdout + out.stderr
     assert snapshot(tiny_run / "results") == before
+
+
+def test_how_snakemake_is_started_is_not_a_change(tiny_run):
+    """`snakemake` (the console script) after `python -m snakemake`: still nothing to do."""
+    console = Path(PYTHON).parent / "snakemake"
+    out = run([str(console), "-s", str(REPO / "Snakefile"), "--configfile", str(TINY),
+               "--directory", str(tiny_run), "-n"])
+    assert "Nothing to be done" in out.stdout + out.stderr
 
 
 def test_pipeline_equals_in_process_run(tiny_run, tmp_path):

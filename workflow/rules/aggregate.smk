@@ -12,10 +12,8 @@ rule aggregate_gradient_stats:
         "aggregate"
     conda:
         ENV
-    params:
-        rlvr=RLVR,
     shell:
-        "{params.rlvr} aggregate --out {output} {input} 2> {log}"
+        "python -m rlvr aggregate --out {output} {input} 2> {log}"
 
 
 rule aggregate_runs:
@@ -29,10 +27,8 @@ rule aggregate_runs:
         "aggregate"
     conda:
         ENV
-    params:
-        rlvr=RLVR,
     shell:
-        "{params.rlvr} aggregate --out {output} {input} 2> {log}"
+        "python -m rlvr aggregate --out {output} {input} 2> {log}"
 
 
 rule aggregate_curves:
@@ -46,10 +42,8 @@ rule aggregate_curves:
         "aggregate"
     conda:
         ENV
-    params:
-        rlvr=RLVR,
     shell:
-        "{params.rlvr} aggregate --out {output} {input} 2> {log}"
+        "python -m rlvr aggregate --out {output} {input} 2> {log}"
 
 
 rule aggregate_passk:
@@ -63,7 +57,5 @@ rule aggregate_passk:
         "aggregate"
     conda:
         ENV
-    params:
-        rlvr=RLVR,
     shell:
-        "{params.rlvr} aggregate --out {output} {input} 2> {log}"
+        "python -m rlvr aggregate --out {output} {input} 2> {log}"

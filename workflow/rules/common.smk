@@ -23,21 +23,24 @@ LOGS = "logs"
 ENV = "../envs/rlvr.yaml"  # each rule's conda environment, used with --sdm conda
 
 
-def rlvr_command():
-    """The command that runs the repo's rlvr in a job. It uses the Python running Snakemake
-    (no shell shims on the way: they cost 0.1 s a job), or the job's conda environment's
-    Python under --sdm conda.
+def job_environment():
+    """Shell prefix of every job: `python -m rlvr` runs the rlvr beside this Snakefile, with the
+    Python that runs Snakemake (its directory first on PATH: no shell shims on the way, they
+    cost 0.1 s a job), or the job's own conda environment's Python under --sdm conda.
+    Kept out of the rules' params, so that how Snakemake was started (`snakemake` or
+    `python -m snakemake`, this venv or that) does not count as a change of the results.
     """
     from snakemake.settings.types import DeploymentMethod
 
-    in_conda_env = (
-        DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
-    )
-    python = "python" if in_conda_env else shlex.quote(sys.executable)
-    return f"PYTHONPATH={shlex.quote(str(BASE))} {python} -m rlvr"
+    prefix = f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(BASE))}; "
+    if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
+        prefix += (
+            f'export PATH={shlex.quote(os.path.dirname(sys.executable))}:"$PATH"; '
+        )
+    return prefix
 
 
-RLVR = rlvr_command()
+shell.prefix(job_environment())
 TASK = f"{RESULTS}/{C.TASK_FILE}"
 
 

@@ -17,12 +17,11 @@ rule gradient_stat:
         runtime=10,
         mem_mb=500,
     params:
-        rlvr=RLVR,
         G=config["gradient_stats"]["G"],
         n_reps=config["gradient_stats"]["n_reps"],
         seed=config["gradient_stats"]["seed"],
     shell:
-        "{params.rlvr} gradstats --task {input.task} --offset {wildcards.offset}"
+        "python -m rlvr gradstats --task {input.task} --offset {wildcards.offset}"
         " --method {wildcards.method} --level {wildcards.level} --G {params.G}"
         " --reps {params.n_reps} --seed {params.seed} --out {output.stats} 2> {log}"
 
@@ -37,11 +36,10 @@ rule exact_curve:
     conda:
         ENV
     params:
-        rlvr=RLVR,
         methods=" ".join(config["gradient_stats"]["exact_curve"]["methods"]),
         G=config["gradient_stats"]["G"],
         M=config["task"]["M"],
         n_points=config["gradient_stats"]["exact_curve"]["n_points"],
     shell:
-        "{params.rlvr} exact --methods {params.methods} --G {params.G} --M {params.M}"
+        "python -m rlvr exact --methods {params.methods} --G {params.G} --M {params.M}"
         " --n-points {params.n_points} --out {output.exact} 2> {log}"

@@ -18,11 +18,10 @@ rule tables:
     conda:
         ENV
     params:
-        rlvr=RLVR,
         lang=config["lang"],
         outdir=lambda w, output: os.path.dirname(output[0]),
     shell:
-        "{params.rlvr} tables --reference {input.reference} --gradstats {input.gradstats}"
+        "python -m rlvr tables --reference {input.reference} --gradstats {input.gradstats}"
         " --runs {input.runs} --curves {input.curves} --passk {input.passk}"
         " --lang {params.lang} --outdir {params.outdir} 2> {log}"
 
@@ -48,9 +47,8 @@ rule figures:
     conda:
         ENV
     params:
-        rlvr=RLVR,
         outdir=lambda w, output: os.path.dirname(output[0]),
     shell:
-        "{params.rlvr} figures --reference {input.reference} --gradstats {input.gradstats}"
+        "python -m rlvr figures --reference {input.reference} --gradstats {input.gradstats}"
         " --runs {input.runs} --curves {input.curves} --exact {input.exact}"
         " --passk {input.passk} --outdir {params.outdir} 2> {log}"

@@ -11,14 +11,13 @@ rule task:
     conda:
         ENV
     params:
-        rlvr=RLVR,
         P=config["task"]["P"],
         M=config["task"]["M"],
         seed=config["task"]["seed"],
         level_logodds=" ".join(map(str, config["task"]["level_logodds"])),
         spread=config["task"]["logodds_spread"],
     shell:
-        "{params.rlvr} task --P {params.P} --M {params.M} --seed {params.seed}"
+        "python -m rlvr task --P {params.P} --M {params.M} --seed {params.seed}"
         " --level-logodds {params.level_logodds} --spread {params.spread}"
         " --out {output.task} 2> {log}"
 
@@ -34,10 +33,9 @@ rule reference_passk:
     conda:
         ENV
     params:
-        rlvr=RLVR,
         k=" ".join(map(str, config["reference"]["k"])),
         n_samples=config["reference"]["n_samples"],
         seed=config["reference"]["seed"],
     shell:
-        "{params.rlvr} reference --task {input.task} --k {params.k}"
+        "python -m rlvr reference --task {input.task} --k {params.k}"
         " --n-samples {params.n_samples} --seed {params.seed} --out {output.passk} 2> {log}"

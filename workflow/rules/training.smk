@@ -20,12 +20,11 @@ rule train:
         runtime=10,
         mem_mb=500,
     params:
-        rlvr=RLVR,
         value_lr=config["trainer"]["value_lr"],
         eval_every=config["trainer"]["eval_every"],
         k=" ".join(map(str, config["reference"]["k"])),
     shell:
-        "{params.rlvr} train --task {input.task} --experiment {wildcards.experiment}"
+        "python -m rlvr train --task {input.task} --experiment {wildcards.experiment}"
         " --method {wildcards.method} --lr {wildcards.lr} --offset {wildcards.offset}"
         " --G {wildcards.G} --prompts-per-step {wildcards.pps} --steps {wildcards.steps}"
         " --seed {wildcards.seed} --value-lr {params.value_lr} --eval-every {params.eval_every}"
