@@ -60,28 +60,26 @@ def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
     groups = zero_groups = kept_groups = answers = 0
     zero_pred = 0.0
     for step in range(1, steps + 1):
-        prompts, pi, y, r = draw(all_prompts, prompts_per_step)
-        answers += prompts_per_step * G
-        no_signal = (r == r[:, :1]).all(axis=1)  # [n]
-        step_groups, step_zero = prompts_per_step, int(no_signal.sum())
-        zero_pred += float((pi[:, 0] ** G + (1 - pi[:, 0]) ** G).sum())  # P(all G rewards equal)
-        if max_rounds:  # dynamic sampling: keep groups with signal, draw more from unused prompts
-            parts = [(prompts[~no_signal], pi[~no_signal], y[~no_signal], r[~no_signal])]
-            used = set(prompts.tolist())
-            kept, rounds = int((~no_signal).sum()), 1
-            while kept < prompts_per_step and rounds < max_rounds and len(used) < P:
-                unused = np.setdiff1d(all_prompts, np.fromiter(used, int))
-                p2, pi2, y2, r2 = draw(unused, min(prompts_per_step, len(unused)))
-                used.update(p2.tolist())
-                answers += len(p2) * G
-                ns2 = (r2 == r2[:, :1]).all(axis=1)
-                step_groups += len(p2)
-                step_zero += int(ns2.sum())
-                zero_pred += float((pi2[:, 0] ** G + (1 - pi2[:, 0]) ** G).sum())
-                parts.append((p2[~ns2], pi2[~ns2], y2[~ns2], r2[~ns2]))
-                kept += int((~ns2).sum())
-                rounds += 1
-            prompts, pi, y, r = (np.concatenate(x)[:prompts_per_step] for x in zip(*parts))
+        # one generation round; with dynamic sampling, more rounds over prompts not yet drawn
+        # this step until prompts_per_step groups with signal are kept
+        parts, used = [], np.zeros(P, bool)
+        kept = rounds = step_groups = step_zero = 0
+        while True:
+            candidates = all_prompts if rounds == 0 else np.flatnonzero(~used)
+            prompts, pi, y, r = draw(candidates, min(prompts_per_step, len(candidates)))
+            used[prompts] = True
+            rounds += 1
+            answers += len(prompts) * G
+            no_signal = (r == r[:, :1]).all(axis=1)  # [n]: all G rewards equal
+            step_groups += len(prompts)
+            step_zero += int(no_signal.sum())
+            zero_pred += float((pi[:, 0] ** G + (1 - pi[:, 0]) ** G).sum())  # P(all G equal)
+            keep = ~no_signal if max_rounds else np.ones(len(prompts), bool)
+            parts.append((prompts[keep], pi[keep], y[keep], r[keep]))
+            kept += int(keep.sum())
+            if not max_rounds or kept >= prompts_per_step or rounds >= max_rounds or used.all():
+                break
+        prompts, pi, y, r = (np.concatenate(x)[:prompts_per_step] for x in zip(*parts))
         groups += step_groups
         zero_groups += step_zero
         kept_groups += len(prompts)
