@@ -1,6 +1,6 @@
 """Command line: one subcommand per pipeline stage, plus `all` to run everything in-process.
 
-    python -m rlvr all --config config/config.yaml        # the four tables, no Snakemake
+    python -m rlvr all --config config/config.yaml        # every table, no Snakemake
     python -m rlvr train --task results/task.parquet ...  # one job, as the rules call it
 
 Compute subcommands import only numpy and pyarrow; `tables`, `figures` and `all` use
@@ -146,7 +146,7 @@ def compute_all(cfg, log=_log):
 
 
 def cmd_all(a):
-    """Every stage in this process: print the four tables; optionally write the Parquet files."""
+    """Every stage in this process: print the tables; optionally write the Parquet files."""
     from .render import render_text
 
     cfg = C.load_config(a.config)
@@ -165,7 +165,7 @@ def build_parser():
     p = argparse.ArgumentParser(prog="python -m rlvr", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("all", help="run every stage in this process and print the four tables")
+    s = sub.add_parser("all", help="run every stage in this process and print the tables")
     s.add_argument("--config", default="config/config.yaml")
     s.add_argument("--results", help="also write the Parquet results to this directory")
     s.set_defaults(fn=cmd_all)
