@@ -24,6 +24,7 @@ die() {
 }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (installs packages, writes $CONF)"
+mkdir -p "$STATE"
 
 # A cluster left by an earlier run: stop it first, so this one starts clean.
 if [ -s "$PIDFILE" ]; then
@@ -39,8 +40,8 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "slurm start: apt-get install ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null || die "apt-get update failed"
-    apt-get install -y -qq --no-install-recommends "${need[@]}" >"$STATE.apt.log" 2>&1 ||
-        { tail -20 "$STATE.apt.log" >&2; die "apt-get install ${need[*]} failed (log: $STATE.apt.log)"; }
+    apt-get install -y -qq --no-install-recommends "${need[@]}" >"$STATE/apt.log" 2>&1 ||
+        { tail -20 "$STATE/apt.log" >&2; die "apt-get install ${need[*]} failed (log: $STATE/apt.log)"; }
 fi
 
 for daemon in slurmctld slurmd; do
