@@ -23,6 +23,7 @@ Snakemake run, for whoever optimises next.
 """
 
 import argparse
+import contextlib
 import cProfile
 import glob
 import io
@@ -178,7 +179,10 @@ def shell_command(dry_text):
         if ln.startswith("Shell command:"):
             tokens = shlex.split(ln.split(":", 1)[1])
             i = next(j for j in range(len(tokens) - 1) if tokens[j:j + 2] == ["-m", "rlvr"])
-            env = dict(t.split("=", 1) for t in tokens[:i] if "=" in t and not t.startswith("/"))
+            # VAR=value words before the command (the rules may also set them in shell.prefix,
+            # which -p does not print; the bench sets PYTHONPATH to the copy itself)
+            env = dict(t.rstrip(";").split("=", 1) for t in tokens[:i]
+                       if re.match(r"^[A-Z_]+=[^$]*$", t.rstrip(";")))
             argv = tokens[i + 2:]
             if "2>" in argv:
                 argv = argv[:argv.index("2>")]
@@ -448,6 +452,35 @@ def kernel_loop(sample, gradient, logits, n, G, steps, seed, method="grpo", lr=2
     return logits
 
 
+def kernel_parts(sample, gradient, logits, n, G, steps, seed=0, method="grpo", lr=2.0):
+    """kernel_loop with a clock around each part: {part: microseconds per step}."""
+    from rlvr.estimators import advantages
+    from rlvr.policy import softmax
+
+    logits = logits.copy()
+    rng = np.random.default_rng(seed)
+    P = logits.shape[0]
+    parts = dict.fromkeys(("choose prompts", "softmax", "sample", "advantages", "gradient", "apply"), 0.0)
+    clock = time.perf_counter
+    for _ in range(steps):
+        t0 = clock()
+        prompts = rng.choice(P, n, replace=False)
+        t1 = clock()
+        pi = softmax(logits[prompts])
+        t2 = clock()
+        y = sample(pi, G, rng)
+        t3 = clock()
+        A = advantages((y == 0) + 0.0, method)
+        t4 = clock()
+        g = gradient(y, A, pi)
+        t5 = clock()
+        logits[prompts] += lr * g
+        t6 = clock()
+        for k, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)):
+            parts[k] += dt
+    return {k: v / steps * 1e6 for k, v in parts.items()}
+
+
 def target_kernel(copy, quick):
     from rlvr.policy import policy_gradient, sample_answers
 
@@ -490,6 +523,10 @@ def target_kernel(copy, quick):
         line("  same gradient (allclose) / same run for a seed", f"{same_grad} / {same_run}",
              ok=same_grad and same_run)
         line("  cpu/wall (1.0 = one core)", f"fast {fast_cpu:.2f}, one-hot {slow_cpu:.2f}")
+        fast_parts = kernel_parts(sample_answers, policy_gradient, base, n, G, steps)
+        slow_parts = kernel_parts(onehot_sample, onehot_gradient, base, n, G, steps)
+        print("    us per step, fast / one-hot: " + ", ".join(
+            f"{k} {fast_parts[k]:.0f}/{slow_parts[k]:.0f}" for k in fast_parts))
         out.append({"n": n, "G": G, "M": M, "steps": steps, "fast_per_s": fast,
                     "onehot_per_s": slow, "speedup": speedup, "same_grad": bool(same_grad),
                     "same_run": bool(same_run)})
@@ -648,21 +685,34 @@ for _ in range(reps + 1):  # the first call warms caches and lazy imports
 print(json.dumps({"compute": inner[1:], "main": outer[1:]}))
 """
 
+MODULES_AFTER_JOB = r"""
+import json, runpy, sys
+sys.argv = ["rlvr", *sys.argv[1:]]
+try:
+    runpy.run_module("rlvr", run_name="__main__", alter_sys=True)
+except SystemExit as stop:
+    if stop.code not in (0, None):
+        raise
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
 FORBIDDEN = ("pandas", "matplotlib", "snakemake")
 
 
+def third_party(roots):
+    return sorted(r for r in roots if r not in sys.stdlib_module_names and not r.startswith("_"))
+
+
 def import_report(stderr):
-    """From `python -X importtime` output: (root packages imported, [(ms, top-level module)])."""
-    roots, top = set(), []
+    """From `python -X importtime` output: [(ms, module)] of the top-level imports, slowest
+    first. (importtime also lists imports that failed, such as rlvr's refused `pandas`, so
+    what was really loaded is read from sys.modules instead: MODULES_AFTER_JOB.)"""
+    top = []
     for ln in stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( +)(\S+)", ln)
-        if not m:
-            continue
-        roots.add(m.group(4).split(".")[0])
-        if len(m.group(3)) == 1:
+        if m and len(m.group(3)) == 1:
             top.append((int(m.group(2)) / 1000, m.group(4)))
-    third_party = sorted(r for r in roots if r not in sys.stdlib_module_names and not r.startswith("_"))
-    return third_party, sorted(top, reverse=True)
+    return sorted(top, reverse=True)
 
 
 def job_command(copy, probe, pattern, rule_name):
@@ -693,12 +743,18 @@ def target_imports(tmp, copy, probe, quick):
             continue
         outdir = Path(tempfile.mkdtemp(dir=tmp))
         argv = redirect_outputs(argv, outdir)
-        job_env = env_with(**env)
+        job_env = env_with(**{**env, "PYTHONPATH": str(copy)})
         imp = run([PY, "-X", "importtime", "-m", "rlvr", *argv], cwd=copy, env=job_env).check("importtime")
-        third, top = import_report(imp.err)
+        top = import_report(imp.err)
+        loaded = run([PY, "-c", MODULES_AFTER_JOB, *argv], cwd=copy, env=job_env).check("modules")
+        third = third_party(json.loads(loaded.out.strip().splitlines()[-1]))
         bad = [m for m in FORBIDDEN if m in third]
-        line(f"`rlvr {argv[0]}` third-party imports", ", ".join(third), f"none of {FORBIDDEN}", not bad)
-        print("    slowest top-level imports: " + ", ".join(f"{name} {ms:.0f} ms" for ms, name in top[:6]))
+        line(f"`rlvr {argv[0]}` third-party packages loaded", ", ".join(third), f"none of {FORBIDDEN}", not bad)
+        attempted = [m for m in FORBIDDEN if re.search(rf"\| +{m}(\.|$)", imp.err, re.M)]
+        if attempted:
+            print(f"    (attempted but refused or absent: {', '.join(m for m in attempted if m not in bad)})")
+        print("    slowest top-level imports (-X importtime, cumulative): "
+              + ", ".join(f"{name} {ms:.0f} ms" for ms, name in top[:7]))
         walls = [run([PY, "-m", "rlvr", *argv], cwd=copy, env=job_env).check("job").wall for _ in range(reps)]
         t = run([PY, "-c", TIMED_MAIN, str(copy), fn_name, str(reps), *argv], cwd=copy, env=job_env).check("timed main")
         timed = json.loads(t.out.strip().splitlines()[-1])
@@ -723,18 +779,29 @@ def target_imports(tmp, copy, probe, quick):
 # --- profiles -------------------------------------------------------------------------------
 
 
-def print_stats(stats, sort, limit, only=None):
-    buf = io.StringIO()
-    s = pstats.Stats(stats, stream=buf) if isinstance(stats, str) else stats
-    s.stream = buf
-    s.sort_stats(sort)
-    if only:
-        s.print_stats(only, limit)
-    else:
-        s.print_stats(limit)
-    text = buf.getvalue()
-    start = text.find("   ncalls")
-    print("\n".join("    " + ln for ln in text[start:].rstrip().splitlines()))
+def short(path):
+    for marker in ("site-packages/", "/lib/python3", f"{os.sep}rlvr-bench-"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+            if marker.startswith(os.sep):
+                path = path.split(os.sep, 1)[1]  # drop the temporary copy's name
+            break
+    return path
+
+
+def print_stats(stats, sort, limit, skip=("<frozen", "<string>", "builtins.exec", "builtins.__import__",
+                                           "_imp.exec_dynamic", "runpy")):
+    """The top entries of a profile, by 'tottime' or 'cumulative', without import machinery."""
+    s = pstats.Stats(stats) if isinstance(stats, str) else stats
+    rows = []
+    for (path, lineno, func), (cc, nc, tt, ct, _) in s.stats.items():
+        name = f"{short(path)}:{lineno}({func})" if lineno else func
+        if not any(x in name or x in path for x in skip):
+            rows.append((tt if sort == "tottime" else ct, nc, tt, ct, name))
+    rows.sort(reverse=True)
+    print(f"    {'calls':>7} {'own s':>7} {'cum s':>7}  function")
+    for _, nc, tt, ct, name in rows[:limit]:
+        print(f"    {nc:>7} {tt:7.3f} {ct:7.3f}  {name}")
 
 
 def profiles(tmp, copy, probe, job):
@@ -745,12 +812,13 @@ def profiles(tmp, copy, probe, job):
         from rlvr import cli
 
         os.chdir(copy)  # the job's paths are relative to the copy
-        cli.main(train_argv)  # warm up: lazy imports, caches
-        prof = cProfile.Profile()
-        prof.enable()
-        for _ in range(5):
-            cli.main(train_argv)
-        prof.disable()
+        with contextlib.redirect_stderr(io.StringIO()):  # the job's log lines
+            cli.main(train_argv)  # warm up: lazy imports, caches
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(5):
+                cli.main(train_argv)
+            prof.disable()
         print("  (5 runs of cli.main for one default training job; times are totals)")
         print_stats(pstats.Stats(prof), "tottime", 14)
     except Exception as err:
@@ -763,7 +831,7 @@ def profiles(tmp, copy, probe, job):
         pfile = Path(tmp) / "job.prof"
         run([PY, "-m", "cProfile", "-o", str(pfile), "-m", "rlvr", *train_argv], cwd=copy,
             env=env_with(PYTHONPATH=str(copy))).check("profiled job")
-        print_stats(str(pfile), "cumulative", 22)
+        print_stats(str(pfile), "cumulative", 18)
 
     section("profile: no-op `snakemake -c2` (cProfile, cumulative; slurm probe stubbed)")
     pfile = Path(tmp) / "noop.prof"
@@ -775,7 +843,7 @@ def profiles(tmp, copy, probe, job):
     wanted = [("snakemake/cli.py", "<module>", "import snakemake.cli (and what it pulls in)"),
               ("plugin_registry/__init__.py", "collect_plugins", "plugin discovery (all registries)"),
               ("snakemake_executor_plugin_slurm/__init__.py", "<module>", "import of the slurm executor plugin"),
-              ("pandas/__init__.py", "<module>", "import pandas (via the slurm plugin)"),
+              ("pandas/__init__.py", "<module>", "import pandas (by Snakemake or a plugin)"),
               ("snakemake/workflow.py", "include", "parse Snakefile + rules (incl. config validation)"),
               ("snakemake/workflow.py", "_build_dag", "build the DAG, check rerun triggers"),
               ("snakemake/persistence/__init__.py", "<module>", "import snakemake.persistence"),
@@ -785,6 +853,29 @@ def profiles(tmp, copy, probe, job):
         if hits:
             cum = max(h[0] for h in hits)
             print(f"    {cum:6.2f} s  {label}")
+
+
+def cold_breakdown():
+    """Where the cold run's wall time goes, from figures measured above (an estimate)."""
+    try:
+        cold = med(RESULTS["1_cold"]["cold_s"])
+        jobs = RESULTS["1_cold"]["jobs"].get("total", 0) - 1  # `all` runs nothing
+        inproc = med(RESULTS["1_cold"]["inproc_s"])
+        startup = med(RESULTS["2_noop"]["stubbed_s"])
+        overhead = RESULTS["7_imports"]["train"]["overhead"]
+    except (KeyError, TypeError):
+        return
+    probe = RESULTS["1_cold"].get("slurm_probe_s") or 0.0
+    section("where the cold run's time goes (estimate from the figures above)")
+    parts = [("Snakemake start-up + DAG (the no-op run)", startup),
+             ("slurm probe (`scontrol show config`)", probe),
+             ("the computation itself, on 2 cores (in-process `all` / 2)", inproc / 2),
+             (f"per-job process overhead: {jobs} jobs x {overhead:.2f} s / 2 cores", jobs * overhead / 2)]
+    rest = cold - sum(v for _, v in parts)
+    for name, v in parts + [("the rest: scheduling, job bookkeeping, render jobs' imports", rest)]:
+        line(name, f"{v:6.1f} s  ({v / cold:5.1%})")
+    line("total cold run", f"{cold:6.1f} s")
+    RESULTS["cold_breakdown"] = dict(parts + [("rest", rest)])
 
 
 # --- main -----------------------------------------------------------------------------------
@@ -839,6 +930,7 @@ def main():
     if copy and (only is None or "profile" in only):
         guarded("profiles", profiles, tmp, copy, probe, job)
 
+    cold_breakdown()
     total = time.perf_counter() - t_start
     section("done")
     print(f"  total bench time {total:.0f} s" + (f"; not measured: {', '.join(failures)}" if failures else ""))
