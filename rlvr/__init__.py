@@ -4,14 +4,26 @@ The names the lecture script imports (it was written against `toy_rlvr`):
     from rlvr import LEVEL_NAMES, Policy, advantages, make_task, pad, pass_at_k, train
 """
 
-from .estimators import ESTIMATORS, advantages, estimator
-from .metrics import gradient_stats, pass_at_k
-from .policy import Policy, policy_gradient
-from .task import LEVEL_KEYS, LEVEL_NAMES, make_task
-from .text import pad
-from .training import Record, train
+# name -> the module that defines it; imported on first use, so that `python -m rlvr`
+# starts without numpy and a pipeline job can hand its work to the fork server at once
+_HOME = {
+    "ESTIMATORS": "estimators", "advantages": "estimators", "estimator": "estimators",
+    "gradient_stats": "metrics", "pass_at_k": "metrics",
+    "Policy": "policy", "policy_gradient": "policy",
+    "LEVEL_KEYS": "task", "LEVEL_NAMES": "task", "make_task": "task",
+    "pad": "text",
+    "Record": "training", "train": "training",
+}
+__all__ = sorted(_HOME)
 
-__all__ = [
-    "ESTIMATORS", "LEVEL_KEYS", "LEVEL_NAMES", "Policy", "Record", "advantages", "estimator",
-    "gradient_stats", "make_task", "pad", "pass_at_k", "policy_gradient", "train",
-]
+
+def __getattr__(name):
+    if name not in _HOME:
+        raise AttributeError(f"module 'rlvr' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{_HOME[name]}"), name)
+
+
+def __dir__():
+    return sorted([*globals(), *_HOME])
