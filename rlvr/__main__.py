@@ -1,5 +1,11 @@
 import sys
 
-from .cli import main
+from .forkserver import run_in_forkserver
 
-sys.exit(main())
+# a pipeline job first asks the warm fork server (rlvr/forkserver.py); else it runs here
+code = run_in_forkserver(sys.argv[1:])
+if code is None:
+    from .cli import main
+
+    code = main()
+sys.exit(code)

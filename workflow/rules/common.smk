@@ -27,12 +27,18 @@ def job_environment():
     """Shell prefix of every job: `python -m rlvr` runs the rlvr beside this Snakefile, with the
     Python that runs Snakemake (its directory first on PATH: no shell shims on the way, they
     cost 0.1 s a job), or the job's own conda environment's Python under --sdm conda.
-    Kept out of the rules' params, so that how Snakemake was started (`snakemake` or
+    Jobs hand their work to a fork server that has numpy and pyarrow imported already
+    (rlvr/forkserver.py), unless RLVR_FORKSERVER=0 is set. Both are
+    kept out of the rules' params, so that how Snakemake was started (`snakemake` or
     `python -m snakemake`, this venv or that) does not count as a change of the results.
     """
     from snakemake.settings.types import DeploymentMethod
 
-    prefix = f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(BASE))}; "
+    prefix = (
+        f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(BASE))}; "
+        # jobs fork from a warm interpreter (rlvr/forkserver.py); RLVR_FORKSERVER=0: they don't
+        "export RLVR_FORKSERVER=${{RLVR_FORKSERVER:-1}}; "
+    )
     if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
         prefix += (
             f'export PATH={shlex.quote(os.path.dirname(sys.executable))}:"$PATH"; '
