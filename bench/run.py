@@ -311,6 +311,12 @@ def target_cold(tmp, reps, probe):
         stats = job_stats(r.err + r.out)
     ratio = med(cold) / med(inproc)
     line("cold `python -m snakemake -c2`", fmt_runs(cold))
+    # the same without the fork server (rlvr/forkserver.py): every job imports numpy and pyarrow
+    no_server = []
+    for i in range(max(1, reps // 2)):
+        no_server.append(snakemake(make_copy(tmp, "noserver"), "-c2",
+                                   env=env_with(RLVR_FORKSERVER="0")).check("cold snakemake -c2, no server").wall)
+    line("  the same with RLVR_FORKSERVER=0", f"{fmt_runs(no_server)}  ({med(no_server) / med(inproc):.2f}x)")
     line("jobs", f"{stats.get('total', '?')} ({', '.join(f'{k} {v}' for k, v in stats.items() if k != 'total')})")
     line("ratio cold / in-process", f"{ratio:.2f}x", "<= 2x", ratio <= 2)
     line("stretch: ratio <= 1x", f"{ratio:.2f}x", "<= 1x", ratio <= 1)
@@ -318,6 +324,7 @@ def target_cold(tmp, reps, probe):
         adj = (med(cold) - probe.seconds) / med(inproc)
         line("  ratio without the slurm probe (estimate)", f"{adj:.2f}x  (cold minus {probe.seconds:.1f} s)")
     RESULTS["1_cold"] = {"inproc_s": inproc, "cold_s": cold, "ratio": ratio, "jobs": stats,
+                         "no_forkserver_s": no_server,
                          "slurm_probe_s": probe.seconds}
     return copy  # an up-to-date copy, for targets 2, 3 and 7
 
@@ -696,6 +703,27 @@ except SystemExit as stop:
 print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
 """
 
+WAIT_FOR_SERVER = r"""
+import socket, sys, time
+from rlvr.forkserver import server_name
+address, deadline = "\0" + server_name(), time.monotonic() + 30
+while time.monotonic() < deadline:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        try:
+            s.connect(address)
+            sys.exit(0)
+        except OSError:
+            time.sleep(0.05)
+sys.exit(1)
+"""
+
+SERVER_MODULES = r"""
+import json, sys
+from rlvr.forkserver import preload
+preload()
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
 FORBIDDEN = ("pandas", "matplotlib", "snakemake")
 
 
@@ -756,22 +784,36 @@ def target_imports(tmp, copy, probe, quick):
         print("    slowest top-level imports (-X importtime, cumulative): "
               + ", ".join(f"{name} {ms:.0f} ms" for ms, name in top[:7]))
         walls = [run([PY, "-m", "rlvr", *argv], cwd=copy, env=job_env).check("job").wall for _ in range(reps)]
+        served_env = {**job_env, "RLVR_FORKSERVER": "1"}
+        run([PY, "-m", "rlvr", *argv], cwd=copy, env=served_env).check("job")  # starts the server
+        if run([PY, "-c", WAIT_FOR_SERVER], cwd=copy, env=served_env).rc != 0:
+            print("    (the fork server did not come up in 30 s: 'forked' timings are of jobs in their own process)")
+        served = [run([PY, "-m", "rlvr", *argv], cwd=copy, env=served_env).check("job").wall for _ in range(reps)]
         t = run([PY, "-c", TIMED_MAIN, str(copy), fn_name, str(reps), *argv], cwd=copy, env=job_env).check("timed main")
         timed = json.loads(t.out.strip().splitlines()[-1])
-        wall = med(walls)
-        line(f"`rlvr {argv[0]}` job wall", fmt_runs(walls))
+        wall = med(served)
+        line(f"`rlvr {argv[0]}` job wall, own process", fmt_runs(walls))
+        line(f"`rlvr {argv[0]}` job wall, forked by the server", fmt_runs(served))
         if timed["compute"]:
             compute = med(timed["compute"])
             overhead = wall - compute
             line(f"  in-process stages.{fn_name}", f"{compute * 1e3:.1f} ms")
             line("  in-process cli.main (compute + Parquet I/O)", f"{med(timed['main']) * 1e3:.1f} ms")
-            line("  per-job overhead = job wall - compute", f"{overhead:.3f} s", "<= 0.15 s", overhead <= 0.15)
-            line("  of which the numpy+pyarrow floor", f"{floors['import numpy, pyarrow.parquet']:.3f} s")
+            line("  per-job overhead = served job wall - compute", f"{overhead:.3f} s", "<= 0.15 s",
+                 overhead <= 0.15)
+            line("  own process: job wall - compute", f"{med(walls) - compute:.3f} s  (of which the "
+                 f"numpy+pyarrow floor {floors['import numpy, pyarrow.parquet']:.3f} s)")
         else:
             compute = overhead = None
             print(f"  (stages.{fn_name} was not called through the stages module: no compute time)")
         out[rule_name] = {"argv": argv, "third_party": third, "top_imports": top[:10], "wall": walls,
+                          "served_wall": served,
                           "compute": timed["compute"], "main": timed["main"], "overhead": overhead}
+    loaded = run([PY, "-c", SERVER_MODULES], cwd=copy, env=env_with(PYTHONPATH=str(copy))).check("preload")
+    third = third_party(json.loads(loaded.out.strip().splitlines()[-1]))
+    bad = [m for m in FORBIDDEN if m in third]
+    line("fork server: third-party packages loaded", ", ".join(third), f"none of {FORBIDDEN}", not bad)
+    out["server_third_party"] = third
     RESULTS["7_imports"] = out
     return out
 
