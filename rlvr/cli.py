@@ -1,6 +1,7 @@
 """Command line: one subcommand per pipeline stage, plus `all` to run everything in-process.
 
     python -m rlvr all --config config/config.yaml        # every table, no Snakemake
+    python -m rlvr all --figures figures/                 # ... and the figures
     python -m rlvr train --task results/task.parquet ...  # one job, as the rules call it
 
 Compute subcommands import only numpy and pyarrow; `tables`, `figures` and `all` use
@@ -146,7 +147,8 @@ def compute_all(cfg, log=_log):
 
 
 def cmd_all(a):
-    """Every stage in this process: print the tables; optionally write the Parquet files."""
+    """Every stage in this process: print the tables; optionally write the Parquet files and
+    the figures."""
     from .render import render_text
 
     cfg = C.load_config(a.config)
@@ -159,6 +161,11 @@ def cmd_all(a):
         _log(f"wrote Parquet files to {a.results}/")
     frames = {k: v.to_pandas() for k, v in tables.items() if k != "task"}
     print(render_text(frames, cfg["lang"]))
+    if a.figures:
+        from .figures import write_figures
+
+        for path in write_figures(frames, a.figures):
+            _log(f"figure -> {path}")
 
 
 def build_parser():
@@ -168,6 +175,7 @@ def build_parser():
     s = sub.add_parser("all", help="run every stage in this process and print the tables")
     s.add_argument("--config", default="config/config.yaml")
     s.add_argument("--results", help="also write the Parquet results to this directory")
+    s.add_argument("--figures", help="also write the report figures (PNG) to this directory")
     s.set_defaults(fn=cmd_all)
 
     s = sub.add_parser("task", help="generate the task")

@@ -90,10 +90,15 @@ def test_how_snakemake_is_started_is_not_a_change(tiny_run):
 
 
 def test_pipeline_equals_in_process_run(tiny_run, tmp_path):
-    run([PYTHON, "-m", "rlvr", "all", "--config", str(TINY), "--results", str(tmp_path)])
+    run([PYTHON, "-m", "rlvr", "all", "--config", str(TINY), "--results", str(tmp_path),
+         "--figures", str(tmp_path / "figures")])
     for name in CONTRACT:
         a, b = pq.read_table(tiny_run / "results" / name), pq.read_table(tmp_path / name)
         assert a.equals(b), name
+    pipeline_figures = sorted((tiny_run / "results" / "figures").glob("*.png"))
+    assert [p.name for p in pipeline_figures] == sorted(p.name for p in (tmp_path / "figures").iterdir())
+    for path in pipeline_figures:  # the same data drawn the same way: the same pixels
+        assert path.read_bytes() == (tmp_path / "figures" / path.name).read_bytes(), path.name
 
 
 def test_changed_lr_reruns_only_that_rows_seeds(tiny_run, tmp_path):
