@@ -137,6 +137,26 @@ def snakemake(copy, *args, env=None):
     return run([PY, "-m", "snakemake", *args], cwd=copy, env=env or env_with())
 
 
+# `python -m snakemake ...` that prints, at exit, the CPU seconds of Snakemake's own process
+# (all its threads, none of its jobs): steadier than wall time on a shared machine
+SNAKEMAKE_OWN_CPU = r"""
+import atexit, resource, runpy, sys
+def report():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"snakemake own cpu {r.ru_utime + r.ru_stime:.3f}", file=sys.__stderr__)
+atexit.register(report)
+sys.argv = ["snakemake", *sys.argv[1:]]
+runpy.run_module("snakemake", run_name="__main__")
+"""
+
+
+def snakemake_own_cpu(copy, *args, env=None):
+    """(Run, CPU seconds of Snakemake's own process) of `snakemake *args` in copy."""
+    r = run([PY, "-c", SNAKEMAKE_OWN_CPU, *args], cwd=copy, env=env or env_with())
+    m = re.search(r"snakemake own cpu ([0-9.]+)", r.err)
+    return r, float(m.group(1)) if m else float("nan")
+
+
 def rlvr(copy, *args, cwd=None):
     """`python -m rlvr ...` with the copy's rlvr first on the path."""
     return run([PY, "-m", "rlvr", *map(str, args)], cwd=cwd or copy,
@@ -308,14 +328,25 @@ def target_cold(tmp, reps, probe):
         line("  of which compute_all (its own log)", f"{compute:.2f} s (last run)")
     line("in-process `python -m rlvr all --figures`", fmt_runs(inproc_fig))
 
-    cold, stats, copy = [], {}, None
+    cold, own_cpu, stats, copy = [], [], {}, None
     for i in range(reps):
         copy = make_copy(tmp, "pipeline")
-        r = snakemake(copy, "-c2").check("cold snakemake -c2")
-        cold.append(r.wall)
+        r, cpu = snakemake_own_cpu(copy, "-c2")
+        cold.append(r.check("cold snakemake -c2").wall)
+        own_cpu.append(cpu)
         stats = job_stats(r.err + r.out)
     ratio = med(cold) / med(inproc)
     line("cold `python -m snakemake -c2`", fmt_runs(cold))
+    line("  Snakemake's own CPU (greedy, profiles/default)", fmt_runs(own_cpu))
+    # what profiles/default's scheduler settings save: Snakemake's default ILP scheduler
+    ilp_wall, ilp_cpu = [], []
+    for i in range(max(1, reps // 2)):
+        r, cpu = snakemake_own_cpu(make_copy(tmp, "ilp"), "-c2", "--scheduler", "ilp",
+                                   "--scheduler-subsample", "1000000000")
+        ilp_wall.append(r.check("cold snakemake -c2 --scheduler ilp").wall)
+        ilp_cpu.append(cpu)
+    line("  the same with --scheduler ilp", f"{fmt_runs(ilp_wall)}; Snakemake's own CPU "
+         f"{fmt_runs(ilp_cpu)} (+ its solver's processes)")
     # the same without the fork server (rlvr/forkserver.py): every job imports numpy and pyarrow
     no_server = []
     for i in range(max(1, reps // 2)):
@@ -333,7 +364,8 @@ def target_cold(tmp, reps, probe):
         line("  ratio without the slurm probe (estimate)", f"{adj:.2f}x  (cold minus {probe.seconds:.1f} s)")
     RESULTS["1_cold"] = {"inproc_s": inproc, "inproc_figures_s": inproc_fig, "cold_s": cold,
                          "ratio": ratio, "ratio_figures": ratio_fig, "jobs": stats,
-                         "no_forkserver_s": no_server,
+                         "no_forkserver_s": no_server, "snakemake_own_cpu_s": own_cpu,
+                         "ilp_s": ilp_wall, "ilp_own_cpu_s": ilp_cpu,
                          "slurm_probe_s": probe.seconds}
     return copy  # an up-to-date copy, for targets 2, 3 and 7
 
