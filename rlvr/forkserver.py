@@ -22,9 +22,8 @@ outputs; only the imports are shared.
   may be on another node), and for a Python started with options such as -X or -O.
 """
 
-import json
+import marshal
 import os
-import socket
 import sys
 
 IDLE_SECONDS = 30
@@ -46,20 +45,24 @@ def enabled():
 
 def server_name(package_dir=PACKAGE_DIR):
     """The name of the server for this Python, environment and rlvr code (its socket's
-    address in the abstract namespace is a NUL byte and this name)."""
-    import hashlib
-    from importlib.util import find_spec
+    address in the abstract namespace is a NUL byte and this name).
+
+    Every job computes it before it may be served, so it uses only modules that cost nothing
+    to import: json, hashlib, importlib.util and socket.py would add ~35 ms to each job."""
+    import zlib
 
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith(NAMED_ENV) or k == "LANG")
     parts = [sys.executable, sys.version, package_dir, env]
-    files = [e for e in os.scandir(package_dir) if e.name.endswith(".py")]
-    files += [os.path.join(os.path.dirname(find_spec(lib).origin), "__init__.py")
-              for lib in ("numpy", "pyarrow")]
-    for f in sorted(files, key=str):
-        st = os.stat(f)
-        parts.append((str(f), st.st_size, st.st_mtime_ns))
-    digest = hashlib.blake2s(repr(parts).encode(), digest_size=8).hexdigest()
-    return f"rlvr-forkserver-{os.getuid()}-{digest}"
+    files = [e.path for e in os.scandir(package_dir) if e.name.endswith(".py")]
+    for lib in ("numpy", "pyarrow"):  # the copy `import` finds: the first on sys.path
+        inits = (os.path.join(d or ".", lib, "__init__.py") for d in sys.path)
+        files.append(next((f for f in inits if os.path.isfile(f)), lib + " not found"))
+    for f in sorted(files):
+        st = os.stat(f) if os.path.isfile(f) else None
+        parts.append((f, st and st.st_size, st and st.st_mtime_ns))
+    state = repr(parts).encode()
+    # two independent 32-bit checksums: an accidental clash of both is not a concern here
+    return f"rlvr-forkserver-{os.getuid()}-{zlib.crc32(state):08x}{zlib.adler32(state):08x}"
 
 
 # --- the job's side --------------------------------------------------------------------------
@@ -70,21 +73,27 @@ def run_in_forkserver(argv):
     None if no server took it (the caller runs it itself)."""
     if not enabled() or not argv or argv[0] not in SERVED_COMMANDS:
         return None
+    import _socket  # the C module under socket.py, without its enums and selectors (~10 ms)
+
     name = server_name()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    with sock:
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+    try:
         try:
             sock.connect("\0" + name)
         except OSError:  # none yet, or it just went idle: start one for the jobs after this one
             start_server(name)
             return None
-        request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)})
+        # marshal: built in, unlike json; the server is this same Python (it is in the name)
+        request = marshal.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)})
+        fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))  # as socket.send_fds
         try:
-            socket.send_fds(sock, [request.encode()], [0, 1, 2])
+            sock.sendmsg([request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
             started = sock.recv(16)
             status = sock.recv(16) if started else b""
         except OSError:
             started, status = b"", b""
+    finally:
+        sock.close()
     if not started:
         return None  # the server went away before forking
     if not status:
@@ -138,6 +147,7 @@ def preload():
 def serve(name):
     import gc
     import signal
+    import socket
     import struct
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -162,8 +172,8 @@ def serve(name):
                 continue
             try:
                 msg, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, 3)
-                request = json.loads(msg)
-            except (OSError, ValueError):
+                request = marshal.loads(msg)
+            except (OSError, ValueError, EOFError, TypeError):
                 continue
             if len(fds) == 3 and os.fork() == 0:
                 code = 1
