@@ -32,7 +32,7 @@ IDLE_SECONDS = 30
 SERVED_COMMANDS = ("task", "reference", "exact", "gradstats", "train", "aggregate")
 # variables read once, at start-up or when numpy loads its BLAS: a child cannot change them
 NAMED_ENV = ("PYTHON", "LC_", "OMP_", "OPENBLAS_", "MKL_", "GOTO_", "VECLIB_", "NUMEXPR_", "NPY_")
-MAX_REQUEST = 1 << 20  # bytes: argv, working directory and environment, as JSON
+MAX_REQUEST = 1 << 20  # bytes: argv, working directory and environment, marshalled
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -58,8 +58,11 @@ def server_name(package_dir=PACKAGE_DIR):
         inits = (os.path.join(d or ".", lib, "__init__.py") for d in sys.path)
         files.append(next((f for f in inits if os.path.isfile(f)), lib + " not found"))
     for f in sorted(files):
-        st = os.stat(f) if os.path.isfile(f) else None
-        parts.append((f, st and st.st_size, st and st.st_mtime_ns))
+        try:
+            st = os.stat(f)
+            parts.append((f, st.st_size, st.st_mtime_ns))
+        except OSError:  # numpy or pyarrow not found: the job will say so itself
+            parts.append((f, None, None))
     state = repr(parts).encode()
     # two independent 32-bit checksums: an accidental clash of both is not a concern here
     return f"rlvr-forkserver-{os.getuid()}-{zlib.crc32(state):08x}{zlib.adler32(state):08x}"
