@@ -73,19 +73,20 @@ def learning_curves(curves, path):
     plt = _plt()
     tr = curves[(curves["experiment"] == "training") & (curves["level"].isin(["all", "very_hard"]))]
     rows = list(dict.fromkeys(zip(tr["method"], tr["lr"], tr["reward_offset"])))
+    n_seeds = tr["seed"].nunique()
+    # mean and spread over seeds of every (level, row, step), in one pass over the frame
+    over_seeds = tr.groupby(["level", "method", "lr", "reward_offset", "step"])["pass1"]
+    mean_all, sd_all = over_seeds.mean(), over_seeds.std(ddof=1).fillna(0)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=False)
     for ax, level in zip(axes, ["all", "very_hard"]):
         for m, lr, off in rows:
-            sub = tr[(tr["method"] == m) & (tr["lr"] == lr) & (tr["reward_offset"] == off)
-                     & (tr["level"] == level)]
-            wide = sub.pivot_table(index="step", columns="seed", values="pass1")  # [T, seeds]
-            mean = wide.mean(axis=1)
-            se = wide.std(axis=1, ddof=1).fillna(0) / np.sqrt(wide.shape[1])
+            mean = mean_all.loc[(level, m, lr, off)]  # [T], indexed by step
+            se = sd_all.loc[(level, m, lr, off)] / np.sqrt(n_seeds)
             line, = ax.plot(mean.index, mean, lw=1.5, ls="-" if off == 0 else ":",
                             label=f"{m}, lr {lr:g}, offset {off:g}")
             ax.fill_between(mean.index, mean - 1.96 * se, mean + 1.96 * se, alpha=0.2,
                             color=line.get_color())
-        ax.set_title(f"pass@1 on {LEVEL_LABELS[level]} (mean of {wide.shape[1]} seeds, 95% band)",
+        ax.set_title(f"pass@1 on {LEVEL_LABELS[level]} (mean of {n_seeds} seeds, 95% band)",
                      fontsize=10)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
@@ -179,24 +180,35 @@ def dynamic_sampling(curves, path):
     _save(fig, path)
 
 
-def write_figures(frames, outdir):
-    """Write the four report figures as PNG under outdir; return their paths."""
+# name -> (draw(frames, path), the frames it needs); the pipeline draws demos 1-2 in one job
+# and demos 3-6 in another, so the first can run while training still does
+FIGURES = {
+    "passk_by_level": (lambda f, p: passk_by_level(f["reference"], p), ("reference",)),
+    "gradient_estimators": (lambda f, p: gradient_estimators(f["gradstats"], p), ("gradstats",)),
+    "bias_vs_p": (lambda f, p: bias_vs_p(f["exact"], f["gradstats"], p), ("exact", "gradstats")),
+    "learning_curves": (lambda f, p: learning_curves(f["curves"], p), ("curves",)),
+    "group_size": (lambda f, p: group_size(f["runs"], p), ("runs",)),
+    "passk_trained": (lambda f, p: passk_trained(f["reference"], f["passk"], p), ("reference", "passk")),
+    "dynamic_sampling": (lambda f, p: dynamic_sampling(f["curves"], p), ("curves",)),
+}
+
+
+def write_figures(frames, outdir, names=None):
+    """Write the named report figures (default: all) as PNG under outdir; return their paths."""
+    names = list(FIGURES) if names is None else names
+    for name in names:
+        if name not in FIGURES:
+            raise ValueError(f"unknown figure {name!r}; the figures are: {', '.join(FIGURES)}")
+        missing = [k for k in FIGURES[name][1] if k not in frames]
+        if missing:
+            raise ValueError(f"figure {name!r} needs " + ", ".join(f"--{k}" for k in missing))
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    jobs = [
-        ("passk_by_level", passk_by_level, frames["reference"]),
-        ("gradient_estimators", gradient_estimators, frames["gradstats"]),
-        ("learning_curves", learning_curves, frames["curves"]),
-        ("group_size", group_size, frames["runs"]),
-        ("bias_vs_p", lambda f, p: bias_vs_p(f, frames["gradstats"], p), frames["exact"]),
-        ("passk_trained", lambda f, p: passk_trained(frames["reference"], f, p), frames["passk"]),
-        ("dynamic_sampling", dynamic_sampling, frames["curves"]),
-    ]
     paths = []
-    for name, draw, frame in jobs:
+    for name in names:
         path = outdir / f"{name}.png"
         tmp = outdir / f".{name}.tmp.png"
-        draw(frame, tmp)
+        FIGURES[name][0](frames, tmp)
         tmp.replace(path)  # atomic: a figure is complete or absent
         paths.append(path)
     return paths

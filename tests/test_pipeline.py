@@ -101,6 +101,16 @@ def test_pipeline_equals_in_process_run(tiny_run, tmp_path):
         assert path.read_bytes() == (tmp_path / "figures" / path.name).read_bytes(), path.name
 
 
+def test_a_figure_without_its_input_is_refused_before_drawing(tiny_run, tmp_path):
+    ref = tiny_run / "results" / "reference_passk.parquet"
+    for names, message in ((["group_size"], "figure 'group_size' needs --runs"),
+                           (["no_such_figure"], "unknown figure 'no_such_figure'; the figures are: ")):
+        out = run([PYTHON, "-m", "rlvr", "figures", "--names", *names, "--reference", str(ref),
+                   "--outdir", str(tmp_path / "figs")], check=False)
+        assert out.returncode == 2 and message in out.stderr
+    assert not (tmp_path / "figs").exists()
+
+
 def test_changed_lr_reruns_only_that_rows_seeds(tiny_run, tmp_path):
     cfg = yaml.safe_load(TINY.read_text())
     cfg["training"]["rows"][0]["lr"] = 3.0
@@ -108,7 +118,7 @@ def test_changed_lr_reruns_only_that_rows_seeds(tiny_run, tmp_path):
     changed.write_text(yaml.safe_dump(cfg))
     counts = job_counts(snakemake(tiny_run, "-n", config=changed).stdout)
     assert counts == {"train": 2, "aggregate_runs": 1, "aggregate_curves": 1, "aggregate_passk": 1,
-                      "tables": 1, "figures": 1, "all": 1}
+                      "tables": 1, "figures_training": 1, "all": 1}
 
 
 def test_added_seed_runs_only_the_new_seeds_jobs(tiny_run, tmp_path):
@@ -118,7 +128,7 @@ def test_added_seed_runs_only_the_new_seeds_jobs(tiny_run, tmp_path):
     changed.write_text(yaml.safe_dump(cfg))
     counts = job_counts(snakemake(tiny_run, "-n", config=changed).stdout)
     assert counts == {"train": 2, "aggregate_runs": 1, "aggregate_curves": 1, "aggregate_passk": 1,
-                      "tables": 1, "figures": 1, "all": 1}  # one new seed x two rows
+                      "tables": 1, "figures_training": 1, "all": 1}  # one new seed x two rows
 
 
 def test_changed_training_code_reruns_training_not_task_or_gradients(tmp_path):

@@ -8,6 +8,7 @@ rule aggregate_gradient_stats:
         f"{RESULTS}/gradient_stats.parquet",
     log:
         f"{LOGS}/aggregate_gradient_stats.log",
+    priority: 1  # demos 1-2 first: their figures are drawn while training runs
     group:
         "aggregate"
     conda:

@@ -9,6 +9,7 @@ rule gradient_stat:
         stats=f"{RESULTS}/gradient_stats/off{{offset}}/{{method}}/{{level}}.parquet",
     log:
         f"{LOGS}/gradient_stats/off{{offset}}/{{method}}/{{level}}.log",
+    priority: 1  # demos 1-2 first: their figures are drawn while training runs
     group:
         "gradient_stats"
     conda:
@@ -33,6 +34,7 @@ rule exact_curve:
         exact=f"{RESULTS}/{C.EXACT_FILE}",
     log:
         f"{LOGS}/exact_curve.log",
+    priority: 1  # demos 1-2 first: their figures are drawn while training runs
     conda:
         ENV
     params:

@@ -26,29 +26,57 @@ rule tables:
         " --lang {params.lang} --outdir {params.outdir} 2> {log}"
 
 
-rule figures:
+rule figures_reference_gradients:
     input:
         reference=f"{RESULTS}/reference_passk.parquet",
         gradstats=f"{RESULTS}/gradient_stats.parquet",
+        exact=f"{RESULTS}/{C.EXACT_FILE}",
+        code=code("render.py", "figures.py"),
+    output:
+        [
+            report(path, caption=f"../report/{name}.rst", category=category)
+            for name, category, path in FIGURES
+            if name in EARLY_FIGURES
+        ],
+    log:
+        f"{LOGS}/figures_reference_gradients.log",
+    priority: 1  # demos 1-2 first: their figures are drawn while training runs
+    group:
+        "render"
+    conda:
+        ENV
+    params:
+        names=" ".join(EARLY_FIGURES),
+        outdir=lambda w, output: os.path.dirname(output[0]),
+    shell:
+        "python -m rlvr figures --names {params.names} --reference {input.reference}"
+        " --gradstats {input.gradstats} --exact {input.exact}"
+        " --outdir {params.outdir} 2> {log}"
+
+
+rule figures_training:
+    input:
+        reference=f"{RESULTS}/reference_passk.parquet",
         runs=f"{RESULTS}/runs.parquet",
         curves=f"{RESULTS}/curves.parquet",
-        exact=f"{RESULTS}/{C.EXACT_FILE}",
         passk=f"{RESULTS}/passk_trained.parquet",
         code=code("render.py", "figures.py"),
     output:
         [
             report(path, caption=f"../report/{name}.rst", category=category)
             for name, category, path in FIGURES
+            if name in TRAINING_FIGURES
         ],
     log:
-        f"{LOGS}/figures.log",
+        f"{LOGS}/figures_training.log",
     group:
         "render"
     conda:
         ENV
     params:
+        names=" ".join(TRAINING_FIGURES),
         outdir=lambda w, output: os.path.dirname(output[0]),
     shell:
-        "python -m rlvr figures --reference {input.reference} --gradstats {input.gradstats}"
-        " --runs {input.runs} --curves {input.curves} --exact {input.exact}"
-        " --passk {input.passk} --outdir {params.outdir} 2> {log}"
+        "python -m rlvr figures --names {params.names} --reference {input.reference}"
+        " --runs {input.runs} --curves {input.curves} --passk {input.passk}"
+        " --outdir {params.outdir} 2> {log}"

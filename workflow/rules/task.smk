@@ -30,6 +30,7 @@ rule reference_passk:
         passk=f"{RESULTS}/reference_passk.parquet",
     log:
         f"{LOGS}/reference_passk.log",
+    priority: 1  # demos 1-2 first: their figures are drawn while training runs
     conda:
         ENV
     params:
