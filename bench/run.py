@@ -958,7 +958,7 @@ def cold_breakdown():
     parts = [("Snakemake start-up + DAG (the no-op run)", startup),
              ("slurm probe (`scontrol show config`)", probe),
              ("the computation itself, on 2 cores (in-process `all` / 2)", inproc / 2),
-             ("drawing the figures, one job at the end (`all --figures` - `all`)", drawing),
+             ("drawing the figures (`all --figures` - `all`), demos 3-6 at the end", drawing),
              (f"per-job process overhead: {jobs} jobs x {overhead:.2f} s / 2 cores", jobs * overhead / 2)]
     rest = cold - sum(v for _, v in parts)
     for name, v in parts + [("the rest: scheduling, job bookkeeping, waiting on the 2 cores", rest)]:
