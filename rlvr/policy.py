@@ -20,20 +20,25 @@ def sample_iid(pi_row, shape, rng):
     return np.searchsorted(_cdf(pi_row), rng.random(shape), side="right")
 
 
-def sample_answers(pi, G, rng):
-    """Draw G answers per row of pi: [n, M] -> y: [n, G] int.
+def inverse_cdf(pi, u):
+    """Answers y: [..., n, G] for probabilities pi: [..., n, M] and uniforms u: [..., n, G].
 
-    Inverse-CDF sampling with a single searchsorted over all rows: row j's CDF is
-    shifted by j, so one sorted array serves every row, and no [n, G, M] tensor is built.
+    y counts the answers whose cumulative probability is <= u. Row j of each batch adds j to
+    both sides before comparing, as a single searchsorted over rows shifted by j once did: the
+    same draws, bit for bit, whatever the leading dimensions.
     """
-    n, M = pi.shape
-    if n == 1:
-        return sample_iid(pi[0], (1, G), rng)
-    cdf = _cdf(pi)
-    rows = np.arange(n)[:, None]
-    u = rng.random((n, G)) + rows  # [n, G]
-    idx = np.searchsorted((cdf + rows).ravel(), u.ravel(), side="right")
-    return idx.reshape(n, G) - rows * M
+    j = np.arange(pi.shape[-2])[:, None]  # [n, 1]
+    cdf = _cdf(pi) + j  # [..., n, M]
+    v = u + j  # [..., n, G]
+    y = np.zeros(v.shape, np.int64)
+    for m in range(pi.shape[-1] - 1):  # the last cdf is 1 + j > v: never counted
+        y += cdf[..., m : m + 1] <= v
+    return y
+
+
+def sample_answers(pi, G, rng):
+    """Draw G answers per row of pi: [n, M] -> y: [n, G] int."""
+    return inverse_cdf(pi, rng.random((pi.shape[0], G)))
 
 
 def policy_gradient(y, A, pi):

@@ -1,11 +1,19 @@
-"""Policy-gradient training of the tabular policy, one estimator at a time."""
+"""Policy-gradient training of the tabular policy: one configuration, many seeds at once.
+
+`train_seeds` trains S seeds of one (method, lr, offset, G, ...) configuration in one loop.
+Each seed draws from its own generator, default_rng(seed), in the same order as a lone run,
+and every array operation works row by row, so a seed's numbers are bit for bit the same
+whether it is trained alone or beside 499 others (tests/test_kernel.py checks it). Only the
+random draws loop over seeds; the softmax, sampling, advantages and updates are one numpy
+call for all of them.
+"""
 
 from typing import NamedTuple
 
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
-from .policy import policy_gradient, sample_answers, softmax
+from .policy import inverse_cdf, policy_gradient, softmax
 
 
 class Record(NamedTuple):
@@ -17,17 +25,19 @@ class Record(NamedTuple):
     answers: int  # answers sampled so far, kept or not
 
 
-def pass1_by_level(logits, level, n_levels):
-    """Exact pass@1 overall and per level: (float, [n_levels]), from logits: [P, M], level: [P]."""
-    p0 = softmax(logits)[:, 0]
-    by_level = np.bincount(level, weights=p0, minlength=n_levels) / np.bincount(level, minlength=n_levels)
-    return float(p0.mean()), by_level
+def pass1_by_level(p0, level, n_levels):
+    """Exact pass@1 overall and per level of S policies from p0 = π(correct): [S, P], level [P]
+    -> ([S], [S, n_levels])."""
+    S = p0.shape[0]
+    bins = (level[None, :] + n_levels * np.arange(S)[:, None]).ravel()  # [S * P]
+    sums = np.bincount(bins, weights=p0.ravel(), minlength=S * n_levels).reshape(S, n_levels)
+    return p0.mean(axis=-1), sums / np.bincount(level, minlength=n_levels)
 
 
-def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
-          value_lr=0.2, eval_every=1, max_rounds=0):
-    """Train from the reference logits; return a dict with "history" ([Record]), "zero_frac",
-    "zero_frac_pred", "answers", "kept_frac" and the final "logits" [P, M].
+def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offset=0.0,
+                value_lr=0.2, eval_every=1, max_rounds=0):
+    """Train from the reference logits once per seed; return one dict per seed with "history"
+    ([Record]), "zero_frac", "zero_frac_pred", "answers", "kept_frac" and the final "logits" [P, M].
 
     Each step draws prompts_per_step distinct prompts, G answers for each, and moves those
     prompts' logits by lr * policy_gradient. `learned` keeps a value V per prompt (start 0)
@@ -43,60 +53,106 @@ def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
         raise ValueError(f"unknown method {method!r}; known: {', '.join(ESTIMATORS)}")
     if not 1 <= prompts_per_step <= P:
         raise ValueError(f"prompts_per_step = {prompts_per_step} must be in 1..{P}")
-    rng = np.random.default_rng(seed)
-    logits = np.array(task["logits"], dtype=float)  # [P, M]
-    V = np.zeros(P)  # learned baseline, read only by `learned`
+    S, n = len(seeds), prompts_per_step
+    rngs = [np.random.default_rng(seed) for seed in seeds]
+    logits = np.repeat(np.asarray(task["logits"], float)[None], S, axis=0)  # [S, P, M]
+    V = np.zeros((S, P))  # learned baseline, read only by `learned`
+    seed_rows = np.repeat(np.arange(S), n)  # [S * n]: the seed of each row of a full batch
+    batch_estimator = ESTIMATORS[method].batch
 
-    def draw(candidates, n):
-        """n distinct prompts from candidates, G answers each: prompts [n], pi [n, M], y, r [n, G]."""
-        prompts = rng.choice(candidates, n, replace=False)
-        pi = softmax(logits[prompts])
-        y = sample_answers(pi, G, rng)
-        return prompts, pi, y, (y == 0) + reward_offset
-
-    all_prompts = np.arange(P)
-    overall, by_level = pass1_by_level(logits, level, n_levels)
-    history = [Record(0, overall, float("nan"), float("nan"), by_level, 0)]
-    groups = zero_groups = kept_groups = answers = 0
-    zero_pred = 0.0
+    # π(correct) [S, P], kept current row by row: a full softmax at every evaluation cost more
+    # than the training steps between two (the same numbers: softmax works row by row)
+    p0 = softmax(logits)[..., 0]
+    overall, by_level = pass1_by_level(p0, level, n_levels)
+    history = [[Record(0, float(overall[s]), float("nan"), float("nan"), by_level[s], 0)] for s in range(S)]
+    groups, zero_groups, kept_groups, answers = (np.zeros(S, int) for _ in range(4))
+    zero_pred = np.zeros(S)
+    prompts, u = np.zeros((S, n), int), np.zeros((S, n, G))  # each step's first round of draws
     for step in range(1, steps + 1):
-        # one generation round; with dynamic sampling, more rounds over prompts not yet drawn
-        # this step until prompts_per_step groups with signal are kept
-        parts, used = [], np.zeros(P, bool)
-        kept = rounds = step_groups = step_zero = 0
-        while True:
-            candidates = all_prompts if rounds == 0 else np.flatnonzero(~used)
-            prompts, pi, y, r = draw(candidates, min(prompts_per_step, len(candidates)))
-            used[prompts] = True
-            rounds += 1
-            answers += len(prompts) * G
-            no_signal = (r == r[:, :1]).all(axis=1)  # [n]: all G rewards equal
-            step_groups += len(prompts)
-            step_zero += int(no_signal.sum())
-            zero_pred += float((pi[:, 0] ** G + (1 - pi[:, 0]) ** G).sum())  # P(all G equal)
-            keep = ~no_signal if max_rounds else np.ones(len(prompts), bool)
-            parts.append((prompts[keep], pi[keep], y[keep], r[keep]))
-            kept += int(keep.sum())
-            if not max_rounds or kept >= prompts_per_step or rounds >= max_rounds or used.all():
-                break
-        prompts, pi, y, r = (np.concatenate(x)[:prompts_per_step] for x in zip(*parts))
+        # round 1, every seed: n distinct prompts, then G uniforms per prompt, from its own generator
+        for s, rng in enumerate(rngs):
+            prompts[s] = rng.choice(P, n, replace=False)
+            rng.random(out=u[s])
+        pi = softmax(logits[seed_rows.reshape(S, n), prompts])  # [S, n, M]
+        y = inverse_cdf(pi, u)  # [S, n, G]
+        r = (y == 0) + reward_offset  # [S, n, G]
+        no_signal = (r == r[..., :1]).all(axis=-1)  # [S, n]: all G rewards equal
+        answers += n * G
+        step_groups = np.full(S, n)
+        step_zero = no_signal.sum(axis=1)
+        zero_pred += (pi[..., 0] ** G + (1 - pi[..., 0]) ** G).sum(axis=1)  # P(all G equal)
+        if not max_rounds:  # the batch: all S * n rows, seed by seed
+            rows = (seed_rows, prompts.ravel(), pi.reshape(S * n, -1), y.reshape(S * n, G),
+                    r.reshape(S * n, G))
+            sizes = step_groups
+        else:  # dynamic sampling: each seed draws further rounds until its batch is full
+            parts = []
+            for s, rng in enumerate(rngs):
+                keep = ~no_signal[s]
+                seed_parts = [(prompts[s][keep], pi[s][keep], y[s][keep], r[s][keep])]
+                used = np.zeros(P, bool)
+                used[prompts[s]] = True
+                kept, rounds = int(keep.sum()), 1
+                while kept < n and rounds < max_rounds and not used.all():
+                    candidates = np.flatnonzero(~used)
+                    more = rng.choice(candidates, min(n, len(candidates)), replace=False)  # [m]
+                    pi_m = softmax(logits[s, more])  # [m, M]
+                    y_m = inverse_cdf(pi_m, rng.random((len(more), G)))  # [m, G]
+                    r_m = (y_m == 0) + reward_offset
+                    signal = ~(r_m == r_m[:, :1]).all(axis=1)
+                    used[more] = True
+                    rounds += 1
+                    answers[s] += len(more) * G
+                    step_groups[s] += len(more)
+                    step_zero[s] += int((~signal).sum())
+                    zero_pred[s] += float((pi_m[:, 0] ** G + (1 - pi_m[:, 0]) ** G).sum())
+                    seed_parts.append((more[signal], pi_m[signal], y_m[signal], r_m[signal]))
+                    kept += int(signal.sum())
+                parts.append([np.concatenate(x)[:n] for x in zip(*seed_parts)])
+            sizes = np.array([len(p[0]) for p in parts])
+            rows = (np.repeat(np.arange(S), sizes), *(np.concatenate(x) for x in zip(*parts)))
+        seed_of, prompt_of, pi_b, y_b, r_b = rows  # [R], [R], [R, M], [R, G], [R, G]
         groups += step_groups
         zero_groups += step_zero
-        kept_groups += len(prompts)
-        if len(prompts):
-            A = advantages(r, method, baseline=V[prompts], pi=pi, offset=reward_offset)  # [n, G]
+        kept_groups += sizes
+        if len(prompt_of):
+            if batch_estimator:  # batch statistics are per seed: one call per seed's rows
+                bounds = np.cumsum(sizes)[:-1]
+                A = np.concatenate([advantages(r_s, method, pi=pi_s, offset=reward_offset)
+                                    for r_s, pi_s in zip(np.split(r_b, bounds), np.split(pi_b, bounds))])
+            else:
+                A = advantages(r_b, method, baseline=V[seed_of, prompt_of], pi=pi_b,
+                               offset=reward_offset)  # [R, G]
             if method == "learned":
-                V[prompts] += value_lr * (r.mean(axis=1) - V[prompts])
-            logits[prompts] += lr * policy_gradient(y, A, pi)
+                V[seed_of, prompt_of] += value_lr * (r_b.mean(axis=1) - V[seed_of, prompt_of])
+            logits[seed_of, prompt_of] += lr * policy_gradient(y_b, A, pi_b)
+            p0[seed_of, prompt_of] = softmax(logits[seed_of, prompt_of])[:, 0]
         if step % eval_every == 0 or step == steps:
-            overall, by_level = pass1_by_level(logits, level, n_levels)
-            mean_reward = float(r.mean()) if len(prompts) else float("nan")
-            history.append(Record(step, overall, mean_reward, step_zero / step_groups, by_level, answers))
-    return {
-        "history": history,
-        "zero_frac": zero_groups / groups,
-        "zero_frac_pred": zero_pred / groups,
-        "answers": answers,
-        "kept_frac": kept_groups / (steps * prompts_per_step),
-        "logits": logits,
-    }
+            overall, by_level = pass1_by_level(p0, level, n_levels)
+            if not max_rounds:
+                mean_reward = r.reshape(S, n * G).mean(axis=1)  # [S]
+            else:
+                mean_reward = [r_s.mean() if len(r_s) else np.nan
+                               for r_s in np.split(r_b, np.cumsum(sizes)[:-1])]
+            for s in range(S):
+                history[s].append(Record(step, float(overall[s]), float(mean_reward[s]),
+                                         float(step_zero[s] / step_groups[s]), by_level[s],
+                                         int(answers[s])))
+    return [
+        {
+            "history": history[s],
+            "zero_frac": zero_groups[s] / groups[s],
+            "zero_frac_pred": zero_pred[s] / groups[s],
+            "answers": int(answers[s]),
+            "kept_frac": kept_groups[s] / (steps * prompts_per_step),
+            "logits": logits[s],
+        }
+        for s in range(S)
+    ]
+
+
+def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
+          value_lr=0.2, eval_every=1, max_rounds=0):
+    """One seed of train_seeds (the lecture's interface): its dict."""
+    return train_seeds(task, method, steps, prompts_per_step, G, lr, [seed], reward_offset,
+                       value_lr, eval_every, max_rounds)[0]

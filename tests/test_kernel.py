@@ -5,6 +5,7 @@ import pytest
 
 from rlvr import Policy, advantages, make_task, train
 from rlvr.policy import policy_gradient, sample_answers, sample_iid, softmax
+from rlvr.training import train_seeds
 
 
 def onehot_gradient(y, A, pi):
@@ -88,3 +89,20 @@ def test_policy_probs_and_sample_shapes():
     np.testing.assert_allclose(pol.probs().sum(axis=1), 1.0)
     y = pol.sample(np.array([0, 5, 5]), 7, np.random.default_rng(0))
     assert y.shape == (3, 7) and y.dtype.kind == "i"
+
+
+@pytest.mark.parametrize("method,pps,G,rounds", [("grpo", 16, 8, 0), ("learned", 16, 8, 0), ("batch_std", 16, 8, 0),
+                                                  ("grpo", 1, 8, 0), ("grpo", 16, 8, 4), ("batch_std", 16, 4, 3)])
+def test_a_seed_gives_the_same_bits_alone_or_in_any_batch(method, pps, G, rounds):
+    """Seed 3 trained alone, beside 4 others and beside 499 others: identical logits and history."""
+    task = make_task(P=40, M=6, seed=1)
+    kw = dict(reward_offset=1.0 if method == "learned" else 0.0, eval_every=4, max_rounds=rounds)
+    alone = train_seeds(task, method, 12, pps, G, 2.0, [3], **kw)[0]
+    for seeds in ([0, 1, 3, 8, 9], list(range(500))):
+        batched = train_seeds(task, method, 12, pps, G, 2.0, seeds, **kw)[seeds.index(3)]
+        assert np.array_equal(alone["logits"], batched["logits"])
+        assert len(alone["history"]) == len(batched["history"])
+        for ra, rb in zip(alone["history"], batched["history"]):
+            assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(ra, rb)), (ra, rb)
+        for key in ("zero_frac", "zero_frac_pred", "answers", "kept_frac"):
+            assert alone[key] == batched[key], key
