@@ -17,16 +17,8 @@ include: "workflow/rules/render.smk"
 
 
 wildcard_constraints:
-    offset=r"-?[0-9.e+-]+|-?inf|nan",
-    lr=r"[0-9.e+-]+",
     method=r"[A-Za-z0-9_]+",
-    level="|".join(C.LEVELS),
-    experiment="training|group_size|dynamic",
-    G=r"\d+",
-    pps=r"\d+",
-    seed=r"\d+",
-    steps=r"\d+",
-    rounds=r"\d+",
+    row=r"runs/[A-Za-z0-9_]+/[A-Za-z0-9_]+/[^/]+",
 
 
 rule all:

@@ -582,8 +582,9 @@ def target_kernel(copy, quick):
 
     # the whole training loop as the pipeline runs it, for reference
     try:
-        from rlvr import io as rio
         from rlvr.stages import task_from_columns
+
+        from rlvr import io as rio
         from rlvr.training import train
 
         task_file = Path(tempfile.mkdtemp(dir=copy)) / "task.parquet"

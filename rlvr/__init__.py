@@ -4,8 +4,8 @@ The names the lecture script imports (it was written against `toy_rlvr`):
     from rlvr import LEVEL_NAMES, Policy, advantages, make_task, pad, pass_at_k, train
 """
 
-# name -> the module that defines it; imported on first use, so that `python -m rlvr`
-# starts without numpy and a pipeline job can hand its work to the fork server at once
+# name -> the module that defines it, imported on first use: `import rlvr` imports nothing
+# else, so a pipeline job loads (and its cache entry depends on) only the modules it uses
 _HOME = {
     "ESTIMATORS": "estimators", "advantages": "estimators", "estimator": "estimators",
     "gradient_stats": "metrics", "pass_at_k": "metrics",

@@ -1,171 +1,134 @@
 """Command line: one subcommand per pipeline stage, plus `all` to run everything in-process.
 
-    python -m rlvr all --config config/config.yaml        # every table, no Snakemake
-    python -m rlvr all --figures figures/                 # ... and the figures
-    python -m rlvr train --task results/task.parquet ...  # one job, as the rules call it
+    python -m rlvr all --config my.yaml --results out/ --figures out/figures   # no Snakemake
+    python -m rlvr train --spec '{"experiment": "training", ...}' --task ... --run ...
 
-Compute subcommands import only numpy and pyarrow; `tables`, `figures` and `all` use
-pandas and matplotlib.
+A pipeline job gets its spec as JSON (rlvr/specs.py; what Snakemake records as the job's
+parameters) and `--code`, the hash of the rlvr code it runs (rlvr/codeversion.py); it refuses
+to run if the code on disk is no longer that. Compute subcommands import only numpy and
+pyarrow; `tables`, `figures` and `all` use pandas and matplotlib.
+
+Each cmd_<stage> imports what it computes with inside its body: rlvr/codeversion.py reads those
+imports (and this module's top-level ones) to know which code a job depends on.
 """
 
 import argparse
+import json
 import sys
 import time
-from pathlib import Path
 
-from . import config as C
 from . import io
 
 
-def _log(msg):
+def log(msg):
     print(f"[rlvr {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def _task(path):
-    from .stages import task_from_columns
-
-    return task_from_columns(io.read_table(path, required=("level", "logit_0", "logit_1")))
-
-
 def cmd_task(a):
-    from .stages import task_columns
+    from .task import task_columns
 
-    cols = task_columns({"P": a.P, "M": a.M, "seed": a.seed, "level_logodds": a.level_logodds,
-                         "logodds_spread": a.spread})
-    io.write_table(a.out, cols)
-    _log(f"task: {a.P} prompts x {a.M} answers -> {a.out}")
+    spec = json.loads(a.spec)
+    io.write_table(a.out, task_columns(spec))
+    log(f"task: {spec['P']} prompts x {spec['M']} answers -> {a.out}")
 
 
 def cmd_reference(a):
-    from .stages import reference_columns
+    from .metrics import reference_columns
+    from .task import task_from_columns
 
-    io.write_table(a.out, reference_columns(_task(a.task), a.k, a.n_samples, a.seed))
-    _log(f"reference pass@k for k = {a.k} -> {a.out}")
-
-
-def cmd_gradstats(a):
-    from .stages import gradstat_columns
-
-    case = C.GradStatCase(a.offset, a.method, a.level)
-    cols = gradstat_columns(_task(a.task), case, a.G, a.reps, a.seed)
-    io.write_table(a.out, cols)
-    _log(f"gradient stats {case} x {a.reps} reps: mean {cols['grad_mean'][0]:.4f} -> {a.out}")
-
-
-def cmd_train(a):
-    from .stages import run_columns
-
-    run = C.RunSpec(a.experiment, a.method, a.lr, a.offset, a.G, a.prompts_per_step, a.steps, a.seed,
-                    a.max_rounds)
-    summary, curve, passk = run_columns(_task(a.task), run, a.value_lr, a.eval_every, a.k)
-    io.write_table(a.out_curve, curve)
-    io.write_table(a.out_passk, passk)
-    io.write_table(a.out_run, summary)
-    _log(f"train {run}: final pass@1 {summary['final_pass1'][0]:.3f} -> {a.out_run}")
+    spec = json.loads(a.spec)
+    task = task_from_columns(io.read_table(a.task, required=("level", "logit_0", "logit_1")))
+    io.write_table(a.out, reference_columns(task, spec["k"], spec["n_samples"], spec["seed"]))
+    log(f"reference pass@k for k = {spec['k']} -> {a.out}")
 
 
 def cmd_exact(a):
-    from .stages import exact_curve_columns
+    from .gradstats import exact_curve_columns
 
-    io.write_table(a.out, exact_curve_columns(a.methods, a.G, a.M, a.n_points))
-    _log(f"exact E[g]/grad J curves for {a.methods} -> {a.out}")
+    spec = json.loads(a.spec)
+    io.write_table(a.out, exact_curve_columns(spec["methods"], spec["G"], spec["M"], spec["n_points"]))
+    log(f"exact E[g]/grad J curves for {spec['methods']} -> {a.out}")
+
+
+def cmd_gradstats(a):
+    from .gradstats import gradstat_job_columns
+    from .specs import GradStatJob, from_json
+    from .task import task_from_columns
+
+    job = from_json(GradStatJob, a.spec)
+    task = task_from_columns(io.read_table(a.task, required=("level", "logit_0", "logit_1")))
+    io.write_table(a.out, gradstat_job_columns(task, job))
+    log(f"gradient stats of {job.method}: {len(job.cases)} cases x {job.n_reps} reps -> {a.out}")
+
+
+def cmd_train(a):
+    from .specs import TrainRow, from_json
+    from .task import task_from_columns
+    from .training import row_columns
+
+    row = from_json(TrainRow, a.spec)
+    task = task_from_columns(io.read_table(a.task, required=("level", "logit_0", "logit_1")))
+    t0 = time.perf_counter()
+    summary, curve, passk = row_columns(task, row)
+    io.write_table(a.curve, curve)
+    io.write_table(a.passk, passk)
+    io.write_table(a.run, summary)
+    mean = sum(summary["final_pass1"]) / len(row.seeds)
+    log(f"trained {row.path}, {len(row.seeds)} seeds in {time.perf_counter() - t0:.2f} s: "
+        f"mean final pass@1 {mean:.3f} -> {a.run}")
 
 
 def cmd_aggregate(a):
-    io.concat_files(a.inputs, a.out)
-    _log(f"aggregated {len(a.inputs)} files -> {a.out}")
+    if len(a.inputs) != len(a.out):
+        raise ValueError(f"{len(a.out)} --out but {len(a.inputs)} --in lists")
+    order = [tuple(key) for key in json.loads(a.order)] if a.order else None
+    for out, inputs in zip(a.out, a.inputs):
+        io.concat_files(inputs, out, order)
+        log(f"aggregated {len(inputs)} files -> {out}")
 
 
 def cmd_tables(a):
     from .render import write_tables
 
-    for path in write_tables(_read_frames(a), a.outdir, a.lang):
-        _log(f"table -> {path}")
+    for path in write_tables(_read_frames(a), a.outdir, a.lang, a.names):
+        log(f"table -> {path}")
 
 
 def cmd_figures(a):
     from .figures import write_figures
 
-    for path in write_figures(_read_frames(a), a.outdir, a.names):  # ValueError: exit code 2
-        _log(f"figure -> {path}")
+    for path in write_figures(_read_frames(a), a.outdir, a.names, a.drop or ()):  # ValueError: exit 2
+        log(f"figure -> {path}")
 
 
 def _read_frames(a):
-    import pandas as pd
-
-    frames = {}
-    for name in ("reference", "gradstats", "exact", "runs", "curves", "passk"):
-        path = getattr(a, name, None)
-        if path:
-            io.read_arrow(path)  # a clear error naming the file if it is damaged
-            frames[name] = pd.read_parquet(path)
-    return frames
+    return {name: io.read_pandas(getattr(a, name)) for name in FRAMES if getattr(a, name, None)}
 
 
-RESULT_FILES = {"task": C.TASK_FILE, "reference": "reference_passk.parquet",
-                "gradstats": "gradient_stats.parquet", "exact": C.EXACT_FILE, "runs": "runs.parquet",
-                "curves": "curves.parquet", "passk": "passk_trained.parquet"}
-
-
-def compute_all(cfg, log=_log):
-    """Every stage of a validated config in this process: {name: pyarrow Table} as RESULT_FILES."""
-    import pyarrow as pa
-
-    from .stages import (
-        exact_curve_columns,
-        gradstat_columns,
-        reference_columns,
-        run_columns,
-        task_columns,
-        task_from_columns,
-    )
-
-    task_cols = task_columns(cfg["task"])
-    task = task_from_columns(task_cols)
-    ref = cfg["reference"]
-    tables = {"task": pa.table(task_cols),
-              "reference": pa.table(reference_columns(task, ref["k"], ref["n_samples"], ref["seed"]))}
-    gs = cfg["gradient_stats"]
-    tables["exact"] = pa.table(exact_curve_columns(gs["exact_curve"]["methods"], gs["G"], task["M"],
-                                                   gs["exact_curve"]["n_points"]))
-    cases = C.gradstat_cases(cfg)
-    rows = []
-    for i, case in enumerate(cases):
-        rows.append(pa.table(gradstat_columns(task, case, gs["G"], gs["n_reps"], gs["seed"])))
-        log(f"gradient stats {i + 1}/{len(cases)} {tuple(case)}")
-    tables["gradstats"] = pa.concat_tables(rows)
-    outs = {"runs": [], "curves": [], "passk": []}
-    specs = C.training_runs(cfg)
-    for i, run in enumerate(specs):
-        parts = run_columns(task, run, cfg["trainer"]["value_lr"], cfg["trainer"]["eval_every"], ref["k"])
-        for name, cols in zip(outs, parts):
-            outs[name].append(pa.table(cols))
-        if (i + 1) % 10 == 0 or i + 1 == len(specs):
-            log(f"training {i + 1}/{len(specs)} runs")
-    tables.update({name: pa.concat_tables(parts) for name, parts in outs.items()})
-    return tables
+FRAMES = ("reference", "gradstats", "exact", "runs", "curves", "passk")
 
 
 def cmd_all(a):
     """Every stage in this process: print the tables; optionally write the Parquet files and
-    the figures."""
+    the figures, exactly as the pipeline would."""
+    from . import config as C
+    from .compute import compute_all, write_results
     from .render import render_text
 
     cfg = C.load_config(a.config)
     t0 = time.perf_counter()
-    tables = compute_all(cfg)
-    _log(f"computed in {time.perf_counter() - t0:.1f} s")
+    tables = compute_all(cfg, log)
+    log(f"computed in {time.perf_counter() - t0:.1f} s")
     if a.results:
-        for key, name in RESULT_FILES.items():
-            io.write_arrow(Path(a.results) / name, tables[key])
-        _log(f"wrote Parquet files to {a.results}/")
+        write_results(tables, a.results)
+        log(f"wrote Parquet files to {a.results}/")
     frames = {k: v.to_pandas() for k, v in tables.items() if k != "task"}
     print(render_text(frames, cfg["lang"]))
     if a.figures:
         from .figures import write_figures
 
-        for path in write_figures(frames, a.figures):
-            _log(f"figure -> {path}")
+        for path in write_figures(frames, a.figures, [name for name, _ in C.figures(cfg)]):
+            log(f"figure -> {path}")
 
 
 def build_parser():
@@ -173,87 +136,62 @@ def build_parser():
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("all", help="run every stage in this process and print the tables")
-    s.add_argument("--config", default="config/config.yaml")
+    s.add_argument("--config", help="YAML merged over config/config.yaml, as snakemake --configfile does")
     s.add_argument("--results", help="also write the Parquet results to this directory")
     s.add_argument("--figures", help="also write the report figures (PNG) to this directory")
     s.set_defaults(fn=cmd_all)
 
-    s = sub.add_parser("task", help="generate the task")
-    s.add_argument("--P", type=int, required=True)
-    s.add_argument("--M", type=int, required=True)
-    s.add_argument("--seed", type=int, required=True)
-    s.add_argument("--level-logodds", type=float, nargs="+", required=True)
-    s.add_argument("--spread", type=float, required=True)
-    s.add_argument("--out", required=True)
-    s.set_defaults(fn=cmd_task, compute=True)
+    def job(name, fn, help, inputs=(), outputs=("out",)):
+        s = sub.add_parser(name, help=help)
+        s.add_argument("--spec", required=True, help="what to compute, as JSON (rlvr/specs.py)")
+        s.add_argument("--code", help="refuse to run unless the rlvr code has this hash (rlvr/codeversion.py)")
+        for x in inputs:
+            s.add_argument(f"--{x}", required=True, help=f"input: the {x} Parquet file")
+        for x in outputs:
+            s.add_argument(f"--{x}", required=True, help=f"output: the {x} Parquet file to write")
+        s.set_defaults(fn=fn, compute=True)
 
-    s = sub.add_parser("reference", help="exact pass@k of the reference policy")
-    s.add_argument("--task", required=True)
-    s.add_argument("--k", type=int, nargs="+", required=True)
-    s.add_argument("--n-samples", type=int, required=True)
-    s.add_argument("--seed", type=int, required=True)
-    s.add_argument("--out", required=True)
-    s.set_defaults(fn=cmd_reference, compute=True)
-
-    s = sub.add_parser("exact", help="exact E[g]/grad J against p for some estimators")
-    s.add_argument("--methods", nargs="+", required=True)
-    s.add_argument("--G", type=int, required=True)
-    s.add_argument("--M", type=int, required=True)
-    s.add_argument("--n-points", type=int, required=True)
-    s.add_argument("--out", required=True)
-    s.set_defaults(fn=cmd_exact, compute=True)
-
-    s = sub.add_parser("gradstats", help="Monte Carlo moments of one estimator on one prompt")
-    s.add_argument("--task", required=True)
-    s.add_argument("--offset", type=float, required=True)
-    s.add_argument("--method", required=True)
-    s.add_argument("--level", choices=C.LEVELS, required=True)
-    s.add_argument("--G", type=int, required=True)
-    s.add_argument("--reps", type=int, required=True)
-    s.add_argument("--seed", type=int, required=True)
-    s.add_argument("--out", required=True)
-    s.set_defaults(fn=cmd_gradstats, compute=True)
-
-    s = sub.add_parser("train", help="one training run")
-    s.add_argument("--task", required=True)
-    s.add_argument("--experiment", required=True)
-    s.add_argument("--method", required=True)
-    s.add_argument("--lr", type=float, required=True)
-    s.add_argument("--offset", type=float, required=True)
-    s.add_argument("--G", type=int, required=True)
-    s.add_argument("--prompts-per-step", type=int, required=True)
-    s.add_argument("--steps", type=int, required=True)
-    s.add_argument("--seed", type=int, required=True)
-    s.add_argument("--value-lr", type=float, required=True)
-    s.add_argument("--eval-every", type=int, required=True)
-    s.add_argument("--max-rounds", type=int, default=0, help="> 0: dynamic sampling")
-    s.add_argument("--k", type=int, nargs="+", required=True, help="pass@k of the trained policy")
-    s.add_argument("--out-run", required=True)
-    s.add_argument("--out-curve", required=True)
-    s.add_argument("--out-passk", required=True)
-    s.set_defaults(fn=cmd_train, compute=True)
+    job("task", cmd_task, "generate the task")
+    job("reference", cmd_reference, "exact pass@k of the reference policy", inputs=("task",))
+    job("exact", cmd_exact, "exact E[g]/grad J against p for some estimators")
+    job("gradstats", cmd_gradstats, "Monte Carlo and exact gradient moments of one estimator",
+        inputs=("task",))
+    job("train", cmd_train, "train every seed of one training row", inputs=("task",),
+        outputs=("run", "curve", "passk"))
 
     s = sub.add_parser("aggregate", help="concatenate per-job Parquet files")
-    s.add_argument("--out", required=True)
-    s.add_argument("inputs", nargs="+")
+    s.add_argument("--out", action="append", required=True, help="an output file (repeatable)")
+    s.add_argument("--in", dest="inputs", nargs="+", action="append", required=True,
+                   help="the input files of the --out at the same position (repeatable)")
+    s.add_argument("--order", help="JSON list of (reward_offset, method, level): sort rows into this order")
+    s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
     s.set_defaults(fn=cmd_aggregate, compute=True)
 
     for name, fn, what in (("tables", cmd_tables, "text and Markdown tables"),
                            ("figures", cmd_figures, "matplotlib figures")):
         s = sub.add_parser(name, help=f"render the {what}")
-        needed = name == "tables"  # a figure says itself which of these it needs
-        s.add_argument("--reference", required=needed)
-        s.add_argument("--gradstats", required=needed)
-        s.add_argument("--runs", required=needed)
-        s.add_argument("--exact")
-        s.add_argument("--curves")
-        s.add_argument("--passk")
-        s.add_argument("--lang", choices=("en", "zh"), default="en")
-        s.add_argument("--outdir", required=True)
+        for frame in FRAMES:
+            s.add_argument(f"--{frame}", help=f"input: the aggregated {frame} Parquet file")
+        s.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the labels")
+        s.add_argument("--outdir", required=True, help="directory to write into")
+        s.add_argument("--names", nargs="+", help=f"write only these {name} (default: all)")
         if name == "figures":
-            s.add_argument("--names", nargs="+", help="draw only these figures (default: all)")
+            s.add_argument("--drop", nargs="+", help="delete these figures (of demos no longer asked for)")
+        s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
         s.set_defaults(fn=fn)
     return p
+
+
+def check_code(a):
+    """Refuse to run code other than the version Snakemake recorded for this job."""
+    from .codeversion import code_version
+
+    spec = json.loads(getattr(a, "spec", None) or "{}")
+    methods = tuple(spec.get("methods", [spec["method"]] if "method" in spec else []))
+    now = code_version(a.command, methods)
+    if now != a.code:
+        raise ValueError(f"the rlvr code of this job changed since it was planned ({a.code} -> {now}); "
+                         "run snakemake again")
 
 
 def main(argv=None):
@@ -261,8 +199,14 @@ def main(argv=None):
     if getattr(args, "compute", False):
         io.without_pandas()
     try:
+        if getattr(args, "code", None):
+            check_code(args)
         args.fn(args)
-    except (C.ConfigError, io.InputError, ValueError) as err:
+    except (io.InputError, ValueError) as err:  # config.ConfigError is a ValueError
         print(f"rlvr {args.command}: error: {err}", file=sys.stderr)
         return 2
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Load and validate the pipeline config; enumerate the jobs it asks for.
+"""Load and validate the pipeline config; expand it into the jobs it asks for.
 
 The JSON schema (workflow/schemas/config.schema.yaml) gives every default and the
 allowed values; `validate_config` fills the defaults, then checks what a schema cannot
@@ -8,20 +8,25 @@ enumerate jobs with the functions below, so they always agree on what to compute
 """
 
 import copy
+import itertools
 import math
 from pathlib import Path
 from typing import NamedTuple
 
+from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
 
 LEVELS = LEVEL_KEYS  # level ids as config values and file names use them
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA_PATH = REPO / "workflow" / "schemas" / "config.schema.yaml"
+# the Snakefile's `configfile:`; a user's file is merged over it, as `snakemake --configfile` does
+DEFAULT_CONFIG = REPO / "config" / "config.yaml"
 
-# where each job writes, relative to the results directory
+# where the single-file jobs write, relative to the results directory
 TASK_FILE = "task.parquet"
-GRADSTAT_PATTERN = "gradient_stats/off{offset}/{method}/{level}.parquet"
-RUN_PATTERN = "runs/{experiment}/{method}/lr{lr}_off{offset}_G{G}_n{pps}_s{steps}_dyn{rounds}/seed{seed}"
 EXACT_FILE = "exact_bias.parquet"
+# the training experiments whose rows come from a `rows:` list (grids allowed)
+ROW_EXPERIMENTS = ("training", "lr_sweep")
 
 
 class ConfigError(ValueError):
@@ -32,23 +37,6 @@ class GradStatCase(NamedTuple):
     reward_offset: float
     method: str
     level: str
-
-
-class RunSpec(NamedTuple):
-    experiment: str  # "training", "group_size" or "dynamic"
-    method: str
-    lr: float
-    reward_offset: float
-    G: int
-    prompts_per_step: int
-    steps: int
-    seed: int
-    max_rounds: int = 0  # > 0: dynamic sampling with at most this many rounds a step
-
-
-def number_id(x):
-    """A file-name-safe id for a number that round-trips exactly: 2.0 -> '2.0'."""
-    return repr(float(x))
 
 
 def _schema_validator():
@@ -138,18 +126,20 @@ def validate_config(config):
         for j, x in enumerate(case["reward_offsets"]):
             check_finite(f"gradient_stats.cases[{i}].reward_offsets[{j}]", x)
 
-    tr = cfg["training"]
-    need(tr["prompts_per_step"] <= task["P"], "training.prompts_per_step",
-         f"{tr['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
-    seen = {}
-    for i, row in enumerate(tr["rows"]):
-        key = f"training.rows[{i}]"
-        check_method(f"{key}.method", row["method"], [tr["G"]])
-        check_finite(f"{key}.lr", row["lr"])
-        check_finite(f"{key}.reward_offset", row["reward_offset"])
-        ident = (row["method"], float(row["lr"]), float(row["reward_offset"]))
-        need(ident not in seen, key, f"duplicates training.rows[{seen.get(ident)}] {row}")
-        seen.setdefault(ident, i)
+    for name in ROW_EXPERIMENTS:
+        ex = cfg[name]
+        if name != "training" and not ex["enabled"]:
+            continue
+        need(ex["prompts_per_step"] <= task["P"], f"{name}.prompts_per_step",
+             f"{ex['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
+        seen = {}
+        for row, keys in expand_rows(ex["rows"], name):
+            check_method(keys["method"], row["method"], [ex["G"]])
+            check_finite(keys["lr"], row["lr"])
+            check_finite(keys["reward_offset"], row["reward_offset"])
+            ident = (row["method"], float(row["lr"]), float(row["reward_offset"]))
+            need(ident not in seen, keys["row"], f"duplicates {seen.get(ident)} {row}")
+            seen.setdefault(ident, keys["row"])
 
     gz = cfg["group_size"]
     check_method("group_size.method", gz["method"], gz["G"])
@@ -175,8 +165,20 @@ def validate_config(config):
     return cfg
 
 
-def load_config(path):
-    """Read a YAML config file and validate it."""
+def merge(base, over):
+    """base with over merged into it, as Snakemake merges --configfile over `configfile:`:
+    mappings merge key by key, anything else (lists included) is replaced."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def read_yaml(path):
+    """A YAML mapping from a file; ConfigError naming the file (and line) if it is not one."""
     import yaml
 
     path = Path(path)
@@ -188,7 +190,35 @@ def load_config(path):
         raise ConfigError(f"config file {path} is not valid YAML: {err}") from None
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError(f"config file {path} must hold a mapping of keys, got {type(raw).__name__}")
-    return validate_config(raw or {})
+    return raw or {}
+
+
+def load_config(path=None, base=DEFAULT_CONFIG):
+    """The validated config of `snakemake --configfile path`: path merged over base (the
+    Snakefile's config/config.yaml, where it exists), defaults from the schema."""
+    cfg = read_yaml(base) if base and Path(base).is_file() else {}
+    if path is not None and Path(path).resolve() != Path(base).resolve():
+        cfg = merge(cfg, read_yaml(path))
+    return validate_config(cfg)
+
+
+def expand_rows(rows, section):
+    """Yield (row, keys) for every row of a `rows:` list, grids expanded: a row whose method,
+    lr or reward_offset is a list stands for every combination, in the order written.
+    keys names each value's place in the config (for error messages)."""
+    for i, row in enumerate(rows):
+        axes = {}
+        for field in ("method", "lr", "reward_offset"):
+            value = row[field]
+            if isinstance(value, list):
+                axes[field] = [(v, f"{section}.rows[{i}].{field}[{j}]") for j, v in enumerate(value)]
+            else:
+                axes[field] = [(value, f"{section}.rows[{i}].{field}")]
+        for combo in itertools.product(*axes.values()):
+            values = dict(zip(axes, combo))
+            keys = {field: key for field, (_, key) in values.items()}
+            keys["row"] = f"{section}.rows[{i}]"
+            yield {field: v for field, (v, _) in values.items()}, keys
 
 
 def gradstat_cases(cfg):
@@ -202,39 +232,61 @@ def gradstat_cases(cfg):
     return list(cases)
 
 
-def training_runs(cfg):
-    """Every training run x seed: demo 3 rows, demo 4 group sizes, then dynamic sampling
-    (each seed once with filtering, once plain for max_rounds x the steps, so that the plain
-    run can be read at an equal number of steps and at an equal budget of answers)."""
-    tr, gz, ds = cfg["training"], cfg["group_size"], cfg["dynamic_sampling"]
-    runs = [
-        RunSpec("training", row["method"], float(row["lr"]), float(row["reward_offset"]),
-                tr["G"], tr["prompts_per_step"], tr["steps"], seed)
-        for row in tr["rows"] for seed in tr["seeds"]
-    ]
-    runs += [
-        RunSpec("group_size", gz["method"], float(gz["lr"]), float(gz["reward_offset"]),
-                G, gz["answers_per_step"] // G, gz["steps"], seed)
-        for G in gz["G"] for seed in gz["seeds"]
-    ]
+def gradstat_jobs(cfg):
+    """One job per method, with its (offset, level) cases in the config's order."""
+    gs = cfg["gradient_stats"]
+    by_method = {}
+    for case in gradstat_cases(cfg):
+        by_method.setdefault(case.method, []).append((case.reward_offset, case.level))
+    return [GradStatJob(m, tuple(cases), gs["G"], gs["n_reps"], gs["seed"]) for m, cases in by_method.items()]
+
+
+def train_rows(cfg):
+    """Every training job: demo 3's rows, the lr sweep, demo 4's group sizes, then dynamic
+    sampling (filtered, and plain for max_rounds x the steps, so that the plain run can be read
+    at an equal number of steps and at an equal budget of answers). Each row trains all seeds."""
+    trainer, k = cfg["trainer"], tuple(cfg["reference"]["k"])
+
+    def row(experiment, method, lr, offset, G, pps, steps, seeds, max_rounds=0):
+        return TrainRow(experiment, method, float(lr), float(offset), G, pps, steps, max_rounds,
+                        tuple(seeds), trainer["value_lr"], trainer["eval_every"], k)
+
+    rows = []
+    for name in ROW_EXPERIMENTS:
+        ex = cfg[name]
+        if name == "training" or ex["enabled"]:
+            rows += [row(name, r["method"], r["lr"], r["reward_offset"], ex["G"], ex["prompts_per_step"],
+                         ex["steps"], ex["seeds"]) for r, _ in expand_rows(ex["rows"], name)]
+    gz = cfg["group_size"]
+    rows += [row("group_size", gz["method"], gz["lr"], gz["reward_offset"], G, gz["answers_per_step"] // G,
+                 gz["steps"], gz["seeds"]) for G in gz["G"]]
+    ds = cfg["dynamic_sampling"]
     if ds["enabled"]:
-        for rounds, steps in ((ds["max_rounds"], ds["steps"]), (0, ds["steps"] * ds["max_rounds"])):
-            runs += [
-                RunSpec("dynamic", ds["method"], float(ds["lr"]), float(ds["reward_offset"]), ds["G"],
-                        ds["prompts_per_step"], steps, seed, rounds)
-                for seed in ds["seeds"]
-            ]
-    return runs
+        rows += [row("dynamic", ds["method"], ds["lr"], ds["reward_offset"], ds["G"], ds["prompts_per_step"],
+                     steps, ds["seeds"], rounds)
+                 for rounds, steps in ((ds["max_rounds"], ds["steps"]), (0, ds["steps"] * ds["max_rounds"]))]
+    return rows
 
 
-def gradstat_path(case):
-    return GRADSTAT_PATTERN.format(offset=number_id(case.reward_offset), method=case.method,
-                                   level=case.level)
+def demos(cfg):
+    """The tables the config asks for: demos 1-6, 5 only with dynamic sampling, and the lr sweep."""
+    names = ["demo1_reference", "demo2_gradients", "demo3_training", "demo4_group_size"]
+    if cfg["dynamic_sampling"]["enabled"]:
+        names.append("demo5_dynamic_sampling")
+    names.append("demo6_passk_after_training")
+    if cfg["lr_sweep"]["enabled"]:
+        names.append("demo7_lr_sweep")
+    return names
 
 
-def run_path(run):
-    """Path prefix of a run's files (add '.run.parquet' or '.curve.parquet')."""
-    return RUN_PATTERN.format(experiment=run.experiment, method=run.method, lr=number_id(run.lr),
-                              offset=number_id(run.reward_offset), G=run.G,
-                              pps=run.prompts_per_step, steps=run.steps, rounds=run.max_rounds,
-                              seed=run.seed)
+def figures(cfg):
+    """The report figures the config asks for, as (name, report category)."""
+    out = [("passk_by_level", "1 reference model"), ("gradient_estimators", "2 gradient estimators"),
+           ("bias_vs_p", "2 gradient estimators"), ("learning_curves", "3 training"),
+           ("group_size", "4 group size")]
+    if cfg["dynamic_sampling"]["enabled"]:
+        out.append(("dynamic_sampling", "5 dynamic sampling"))
+    out.append(("passk_trained", "6 pass@k after training"))
+    if cfg["lr_sweep"]["enabled"]:
+        out.append(("lr_sweep", "7 learning-rate sweep"))
+    return out

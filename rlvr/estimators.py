@@ -54,10 +54,14 @@ def _group_mean(r):
 
 
 def _batch_mean_std(x, weights):
-    """Mean and population std of all entries of x: [n, G], rows weighted by weights: [n]."""
+    """Mean and population std of all entries of x: [n, G], rows weighted by weights: [n].
+
+    Sums, not `w @ v`: a BLAS dot product adds in an order that depends on its thread count,
+    and the same numbers must come out of every machine and every job layout.
+    """
     w = np.ones(x.shape[0]) if weights is None else weights
-    mean = (w @ x.sum(axis=1)) / (w.sum() * x.shape[1])
-    var = (w @ ((x - mean) ** 2).sum(axis=1)) / (w.sum() * x.shape[1])
+    mean = (w * x.sum(axis=1)).sum() / (w.sum() * x.shape[1])
+    var = (w * ((x - mean) ** 2).sum(axis=1)).sum() / (w.sum() * x.shape[1])
     return mean, np.sqrt(var)
 
 

@@ -35,9 +35,10 @@ def exact_moments(pi, method, G, offset=0.0):
     # conditional mean and covariance of ĝ given c
     mean_c = (c * a_c / G)[:, None] * e0 - m[:, None] * pi + (a_w * (G - c) / G)[:, None] * q  # [G+1, M]
     cov_trace_c = (a_w / G) ** 2 * (G - c) * (1 - (q**2).sum())  # [G+1]: tr(diag q - q q^T)
-    mean = prob @ mean_c  # [M]
-    total_var = prob @ cov_trace_c + prob @ ((mean_c - mean) ** 2).sum(axis=1)
-    var0 = prob @ (mean_c[:, 0] - mean[0]) ** 2  # ĝ_0 has no variance given c (q_0 = 0)
+    # sums, not BLAS products, whose order of addition depends on the thread count
+    mean = (prob[:, None] * mean_c).sum(axis=0)  # [M]
+    total_var = (prob * cov_trace_c).sum() + (prob * ((mean_c - mean) ** 2).sum(axis=1)).sum()
+    var0 = (prob * (mean_c[:, 0] - mean[0]) ** 2).sum()  # ĝ_0 has no variance given c (q_0 = 0)
     return float(mean[0]), float(np.sqrt(var0)), float(total_var)
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import LEVELS
+from .task import LEVEL_KEYS as LEVELS
 
 LEVEL_LABELS = {"very_hard": "very hard", "hard": "hard", "medium": "medium", "easy": "easy",
                 "all": "all prompts"}
@@ -180,6 +180,28 @@ def dynamic_sampling(curves, path):
     _save(fig, path)
 
 
+def lr_sweep(runs, path):
+    from .render import lr_sweep_summary
+
+    plt = _plt()
+    summary = lr_sweep_summary(runs)
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for method, sub in summary.groupby("method", sort=False):
+        sub = sub.sort_values("lr")
+        line, = ax.plot(sub["lr"], sub["mean"], marker="o", ms=3, label=method)
+        ax.fill_between(sub["lr"], sub["mean"] - 1.96 * sub["se"], sub["mean"] + 1.96 * sub["se"],
+                        alpha=0.2, color=line.get_color())
+        best = sub.loc[sub["mean"].idxmax()]
+        ax.plot(best["lr"], best["mean"], marker="*", ms=11, color=line.get_color())
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("learning rate")
+    ax.set_ylabel("final exact pass@1, all prompts")
+    ax.set_title("Final pass@1 against the learning rate (95% band; ★ each method's best)", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    _save(fig, path)
+
+
 # name -> (draw(frames, path), the frames it needs); the pipeline draws demos 1-2 in one job
 # and demos 3-6 in another, so the first can run while training still does
 FIGURES = {
@@ -190,20 +212,25 @@ FIGURES = {
     "group_size": (lambda f, p: group_size(f["runs"], p), ("runs",)),
     "passk_trained": (lambda f, p: passk_trained(f["reference"], f["passk"], p), ("reference", "passk")),
     "dynamic_sampling": (lambda f, p: dynamic_sampling(f["curves"], p), ("curves",)),
+    "lr_sweep": (lambda f, p: lr_sweep(f["runs"], p), ("runs",)),
 }
 
 
-def write_figures(frames, outdir, names=None):
-    """Write the named report figures (default: all) as PNG under outdir; return their paths."""
+def write_figures(frames, outdir, names=None, drop=()):
+    """Write the named report figures (default: all) as PNG under outdir and delete the figures
+    named in drop (those of demos the config no longer asks for); return the paths written."""
     names = list(FIGURES) if names is None else names
-    for name in names:
+    for name in [*names, *drop]:
         if name not in FIGURES:
             raise ValueError(f"unknown figure {name!r}; the figures are: {', '.join(FIGURES)}")
+    for name in names:
         missing = [k for k in FIGURES[name][1] if k not in frames]
         if missing:
             raise ValueError(f"figure {name!r} needs " + ", ".join(f"--{k}" for k in missing))
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
+    for name in drop:
+        (outdir / f"{name}.png").unlink(missing_ok=True)
     paths = []
     for name in names:
         path = outdir / f"{name}.png"

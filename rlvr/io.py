@@ -81,13 +81,28 @@ def read_table(path, required=()):
     return {name: table.column(name).to_numpy() for name in table.column_names}
 
 
-def concat_files(paths, out):
-    """Concatenate Parquet files with one schema into out; InputError naming a bad file."""
+def read_pandas(path):
+    """Read a Parquet file as a pandas DataFrame; InputError naming the file if it is unusable."""
+    return read_arrow(path).to_pandas()
+
+
+def concat_tables(tables, names, order=None):
+    """One table from tables with one schema (names: where each came from, for the error);
+    with order, a list of (reward_offset, method, level) keys, rows sorted into that order."""
     import pyarrow as pa
 
-    tables = [read_arrow(p) for p in paths]
     first = tables[0].schema
-    for p, t in zip(paths, tables):
+    for name, t in zip(names, tables):
         if not t.schema.equals(first, check_metadata=False):
-            raise InputError(f"{p}: columns {t.column_names} differ from {paths[0]}; delete it and rerun")
-    write_arrow(out, pa.concat_tables(tables))
+            raise InputError(f"{name}: columns {t.column_names} differ from {names[0]}; delete it and rerun")
+    table = pa.concat_tables(tables)
+    if order is not None:
+        rank = {tuple(key): i for i, key in enumerate(order)}
+        keys = zip(*(table.column(c).to_pylist() for c in ("reward_offset", "method", "level")))
+        table = table.take(sorted(range(table.num_rows), key=lambda i, k=list(keys): rank[k[i]]))
+    return table
+
+
+def concat_files(paths, out, order=None):
+    """Concatenate Parquet files with one schema into out; InputError naming a bad file."""
+    write_arrow(out, concat_tables([read_arrow(p) for p in paths], [str(p) for p in paths], order))

@@ -4,6 +4,7 @@ import numpy as np
 
 from .estimators import advantages
 from .policy import policy_gradient, sample_iid, softmax
+from .task import LEVEL_KEYS
 
 
 def pass_at_k(p, k):
@@ -51,3 +52,42 @@ def gradient_stats(logits_row, method, G, n_reps, rng, offset=0.0, chunk=1 << 16
         count = total
     var = m2 / count
     return float(mean[0]), float(np.sqrt(var[0])), float(var.sum())
+
+
+def level_groups(task):
+    """[(level id, mask [P])] for each level, then ("all", every prompt)."""
+    groups = [(LEVEL_KEYS[k], task["level"] == k) for k in range(task["n_levels"])]
+    return groups + [("all", np.ones(task["P"], bool))]
+
+
+def passk_columns(logits, task, ks):
+    """Exact pass@k per level and overall of the policy with these logits: [P, M]."""
+    p0 = softmax(logits)[:, 0]  # [P]
+    rows = [(name, int(mask.sum()), k, float(pass_at_k(p0[mask], k).mean()))
+            for name, mask in level_groups(task) for k in ks]
+    level, n_prompts, k, value = zip(*rows)
+    return {"level": list(level), "n_prompts": np.array(n_prompts), "k": np.array(k),
+            "pass_at_k": np.array(value)}
+
+
+def reference_columns(task, ks, n_samples=256, seed=0):
+    """Exact pass@k of the reference policy per level and overall, for each k, beside the
+    unbiased estimate of Chen et al. 2021 from n_samples answers per prompt (k <= n_samples;
+    NaN beyond) and its standard error over prompts."""
+    cols = passk_columns(task["logits"], task, ks)
+    p0 = softmax(task["logits"])[:, 0]
+    correct = np.random.default_rng(seed).binomial(n_samples, p0)  # [P] correct answers of n
+    est, se = [], []
+    for _, mask in level_groups(task):
+        for k in ks:
+            if k > n_samples:
+                est.append(np.nan)
+                se.append(np.nan)
+                continue
+            e = pass_at_k_unbiased(n_samples, correct[mask], k)
+            err = e - pass_at_k(p0[mask], k)  # sampling error per prompt
+            est.append(float(e.mean()))
+            se.append(float(err.std(ddof=1) / np.sqrt(mask.sum())) if mask.sum() > 1 else np.nan)
+    cols.update({"n_samples": np.full(len(est), n_samples), "pass_at_k_estimate": np.array(est),
+                 "pass_at_k_estimate_se": np.array(se)})
+    return cols

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import LEVELS
+from .task import LEVEL_KEYS as LEVELS
 from .text import display_width, pad
 
 LABELS = {
@@ -44,6 +44,9 @@ LABELS = {
         "demo6": "Demo 6: exact pass@k before and after training (the rows of demo 3; mean of {n} seeds)",
         "demo6_head": ["policy", "lr", "offset"],
         "reference": "reference model",
+        "demo7": "Demo 7: final pass@1 against the learning rate ({pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "demo7_lr": "lr",
+        "demo7_best": "best lr",
     },
     "zh": {
         "levels": {"very_hard": "很难", "hard": "难", "medium": "中等", "easy": "容易", "all": "全部"},
@@ -75,6 +78,9 @@ LABELS = {
         "demo6": "演示 6：训练前后的精确 pass@k（演示 3 的各行；{n} 个种子的平均）",
         "demo6_head": ["策略", "学习率", "格式分"],
         "reference": "参考模型",
+        "demo7": "演示 7：训练后 pass@1 与学习率（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "demo7_lr": "学习率",
+        "demo7_best": "最佳学习率",
     },
 }
 
@@ -264,7 +270,33 @@ def demo6(frames, L):
     return ("demo6_passk_after_training", L["demo6"].format(n=n), parts, [])
 
 
-DEMOS = (demo1, demo2, demo3, demo4, demo5, demo6)
+def lr_sweep_summary(runs):
+    """Final pass@1 per (method, lr) of the lr sweep: mean, s.e. over seeds and seed count."""
+    sweep = runs[runs["experiment"] == "lr_sweep"]
+    return sweep.groupby(["method", "lr"], sort=False)["final_pass1"].agg(
+        mean="mean", se=_se, n="count").reset_index()
+
+
+def demo7(frames, L):
+    runs = frames["runs"]
+    summary = lr_sweep_summary(runs)
+    if not len(summary):
+        return None
+    methods = list(dict.fromkeys(summary["method"]))
+    cell = {(r.method, r.lr): f"{r.mean:.3f} ± {r.se:.3f}" for r in summary.itertuples()}
+    rows = [[f"{lr:g}"] + [cell.get((m, lr), "") for m in methods] for lr in sorted(summary["lr"].unique())]
+    best = summary.loc[summary.groupby("method", sort=False)["mean"].idxmax()].set_index("method")
+    rows.append([L["demo7_best"]] + [f"{best.loc[m, 'lr']:g}: {best.loc[m, 'mean']:.3f} ± {best.loc[m, 'se']:.3f}"
+                                     for m in methods])
+    r0 = runs[runs["experiment"] == "lr_sweep"].iloc[0]
+    return ("demo7_lr_sweep", L["demo7"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
+                                                steps=int(r0["steps"]), n=int(summary["n"].min())),
+            [("", [L["demo7_lr"]] + [_method(L, m) for m in methods], rows)], [])
+
+
+DEMOS = (demo1, demo2, demo3, demo4, demo5, demo6, demo7)
+DEMO_NAMES = ("demo1_reference", "demo2_gradients", "demo3_training", "demo4_group_size",
+              "demo5_dynamic_sampling", "demo6_passk_after_training", "demo7_lr_sweep")
 
 
 def demo_tables(frames, lang="en"):
@@ -288,20 +320,32 @@ def render_markdown(demo):
     return "\n".join(out + footer) + "\n"
 
 
-def write_tables(frames, outdir, lang="en"):
-    """Write each demo as .txt and .md under outdir, plus all.txt; return the paths."""
+def write_tables(frames, outdir, lang="en", names=None):
+    """Write the named demos (default: every demo the results hold) as .txt and .md under
+    outdir, plus all.txt with them; remove the files of demos not named, so that a demo the
+    config no longer asks for leaves no table behind. Returns the paths written."""
+    demos = {demo[0]: demo for demo in demo_tables(frames, lang)}
+    names = list(demos) if names is None else list(names)
+    unknown = [n for n in names if n not in DEMO_NAMES]
+    if unknown:
+        raise ValueError(f"unknown tables {unknown}; the tables are: {', '.join(DEMO_NAMES)}")
+    missing = [n for n in names if n not in demos]
+    if missing:
+        raise ValueError(f"the results hold no data for the tables {missing}")
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []
-    for demo in demo_tables(frames, lang):
-        name = demo[0]
-        txt = render_text_one(demo)
-        for suffix, body in ((".txt", txt), (".md", render_markdown(demo))):
+    for name in DEMO_NAMES:
+        for suffix in (".txt", ".md"):
             path = outdir / f"{name}{suffix}"
-            path.write_text(body, encoding="utf-8")
-            paths.append(path)
+            if name in names:
+                body = render_text_one(demos[name]) if suffix == ".txt" else render_markdown(demos[name])
+                path.write_text(body, encoding="utf-8")
+                paths.append(path)
+            else:
+                path.unlink(missing_ok=True)
     path = outdir / "all.txt"
-    path.write_text(render_text(frames, lang) + "\n", encoding="utf-8")
+    path.write_text("\n".join(render_text_one(demos[n]) for n in names) + "\n", encoding="utf-8")
     return paths + [path]
 
 

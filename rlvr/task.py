@@ -7,6 +7,8 @@ is Normal(level_logodds[k], logodds_spread). Wrong answers get Normal(0, 1) logi
 
 import numpy as np
 
+from .policy import softmax
+
 LEVEL_KEYS = ("very_hard", "hard", "medium", "easy")  # ids used in files and tables
 # display names, in the lecture's language: its script prints them beside its own Chinese labels
 LEVEL_NAMES = ("很难", "难", "中等", "容易")
@@ -34,3 +36,26 @@ def make_task(P=200, M=16, seed=0, level_logodds=DEFAULT_LEVEL_LOGODDS, logodds_
     lse_wrong = np.logaddexp.reduce(wrong, axis=1)  # [P]
     logits = np.concatenate([(logodds + lse_wrong)[:, None], wrong], axis=1)  # [P, M]
     return {"P": P, "M": M, "level": level, "logits": logits, "n_levels": n_levels}
+
+
+def task_columns(task_cfg):
+    """The task as columns: prompt, level, level_name, p_correct, logit_0 .. logit_{M-1}."""
+    task = make_task(P=task_cfg["P"], M=task_cfg["M"], seed=task_cfg["seed"],
+                     level_logodds=task_cfg["level_logodds"],
+                     logodds_spread=task_cfg["logodds_spread"])
+    cols = {
+        "prompt": np.arange(task["P"]),
+        "level": task["level"],
+        "level_name": [LEVEL_KEYS[k] for k in task["level"]],
+        "p_correct": softmax(task["logits"])[:, 0],
+    }
+    cols.update({f"logit_{j}": task["logits"][:, j] for j in range(task["M"])})
+    return cols
+
+
+def task_from_columns(cols):
+    """The task mapping (as make_task returns) from task_columns' output."""
+    M = sum(name.startswith("logit_") for name in cols)
+    logits = np.stack([np.asarray(cols[f"logit_{j}"], float) for j in range(M)], axis=1)
+    level = np.asarray(cols["level"], dtype=np.int64)
+    return {"P": len(level), "M": M, "level": level, "logits": logits, "n_levels": len(LEVEL_KEYS)}

@@ -13,7 +13,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
+from .metrics import passk_columns
 from .policy import inverse_cdf, policy_gradient, softmax
+from .task import LEVEL_KEYS
 
 
 class Record(NamedTuple):
@@ -156,3 +158,39 @@ def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
     """One seed of train_seeds (the lecture's interface): its dict."""
     return train_seeds(task, method, steps, prompts_per_step, G, lr, [seed], reward_offset,
                        value_lr, eval_every, max_rounds)[0]
+
+
+def row_columns(task, row):
+    """Train every seed of a TrainRow (specs.py); return its (summary: a row per seed, learning
+    curves in long format, exact pass@k of each trained policy), as columns, seed after seed."""
+    outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
+                       reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
+                       max_rounds=row.max_rounds)
+    ident = {"experiment": row.experiment, "method": row.method, "lr": row.lr,
+             "reward_offset": row.reward_offset, "G": row.G,
+             "prompts_per_step": row.prompts_per_step, "max_rounds": row.max_rounds}
+    names = list(LEVEL_KEYS) + ["all"]
+    tables = ([], [], [])
+    for seed, out in zip(row.seeds, outs):
+        final = out["history"][-1]
+        summary = {k: [v] for k, v in ident.items()}
+        summary.update({"steps": [row.steps], "seed": [seed], "final_pass1": [final.pass1]})
+        for k, name in enumerate(LEVEL_KEYS):
+            summary[f"final_pass1_{name}"] = [float(final.pass1_by_level[k])]
+        summary.update({"zero_signal_frac": [out["zero_frac"]], "zero_signal_pred_frac": [out["zero_frac_pred"]],
+                        "answers": [out["answers"]], "kept_frac": [out["kept_frac"]]})
+
+        steps = np.array([rec.step for rec in out["history"]])  # [T]
+        pass1 = np.array([list(rec.pass1_by_level) + [rec.pass1] for rec in out["history"]])  # [T, 5]
+        answers = np.array([rec.answers for rec in out["history"]])  # [T]
+        n = pass1.size
+        curve = {k: [v] * n for k, v in ident.items()}
+        curve.update({"seed": [seed] * n, "step": np.repeat(steps, len(names)),
+                      "answers": np.repeat(answers, len(names)), "level": names * len(steps),
+                      "pass1": pass1.ravel()})
+        passk = {k: [v] * (len(names) * len(row.k)) for k, v in ident.items()}
+        passk["seed"] = [seed] * (len(names) * len(row.k))
+        passk.update(passk_columns(out["logits"], task, row.k))
+        for table, cols in zip(tables, (summary, curve, passk)):
+            table.append(cols)
+    return tuple({name: [x for cols in table for x in cols[name]] for name in table[0]} for table in tables)

@@ -9,10 +9,10 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def default_results():
     """Every stage of the default config, computed in-process once: {name: pandas DataFrame}."""
-    from rlvr.cli import compute_all
+    from rlvr.compute import compute_all
     from rlvr.config import load_config
 
-    tables = compute_all(load_config(REPO / "config" / "config.yaml"), log=lambda msg: None)
+    tables = compute_all(load_config(REPO / "config" / "config.yaml"))
     return {k: v.to_pandas() for k, v in tables.items()}
 
 

@@ -4,7 +4,15 @@ import math
 
 import pytest
 
-from rlvr.config import ConfigError, gradstat_cases, load_config, training_runs, validate_config
+from rlvr.config import (
+    ConfigError,
+    gradstat_cases,
+    gradstat_jobs,
+    load_config,
+    merge,
+    train_rows,
+    validate_config,
+)
 
 ROW = {"method": "rloo", "lr": 2.0}
 
@@ -59,16 +67,64 @@ def test_empty_config_gets_the_lecture_defaults():
     assert cfg["task"] == {"P": 200, "M": 16, "seed": 0, "level_logodds": [-4.5, -3.0, -1.1, 0.6],
                            "logodds_spread": 0.3}
     assert len(cfg["training"]["rows"]) == 16 and cfg["group_size"]["G"] == [2, 4, 8, 16, 32]
-    assert len(training_runs(cfg)) == 16 * 5 + 5 * 5 + 2 * 5  # + dynamic and plain per seed
+    # training rows, the lr sweep's 4 methods x 9 lrs, 5 group sizes, dynamic and plain: 5 seeds each
+    rows = train_rows(cfg)
+    assert len(rows) == 16 + 4 * 9 + 5 + 2 and {row.seeds for row in rows} == {(0, 1, 2, 3, 4)}
+    assert len({row.path for row in rows}) == len(rows)
     # 4 methods x 2 offsets on medium, grpo on the 3 other levels (medium is shared),
     # 6 further estimators x 2 offsets on medium
     assert len(gradstat_cases(cfg)) == 4 * 2 + 3 + 6 * 2
+    jobs = gradstat_jobs(cfg)  # one per method, its cases in the config's order
+    assert [job.method for job in jobs] == list(dict.fromkeys(case.method for case in gradstat_cases(cfg)))
+    assert sum(len(job.cases) for job in jobs) == len(gradstat_cases(cfg))
 
 
 def test_shipped_config_equals_the_schema_defaults():
     from conftest import REPO
 
     assert load_config(REPO / "config" / "config.yaml") == validate_config({})
+    assert load_config() == validate_config({})  # no file: config/config.yaml alone
+
+
+def test_a_grid_row_expands_to_every_combination_in_order():
+    cfg = validate_config({"training": {"rows": [{"method": ["none", "grpo"], "lr": [1.0, 4.0]},
+                                                 {"method": "rloo", "lr": 2.0, "reward_offset": [0.0, 5.0]}]}})
+    rows = [(r.method, r.lr, r.reward_offset) for r in train_rows(cfg) if r.experiment == "training"]
+    assert rows == [("none", 1.0, 0.0), ("none", 4.0, 0.0), ("grpo", 1.0, 0.0), ("grpo", 4.0, 0.0),
+                    ("rloo", 2.0, 0.0), ("rloo", 2.0, 5.0)]
+    with pytest.raises(ConfigError, match=r"config key training.rows\[0\].lr\[1\]: -1"):
+        validate_config({"training": {"rows": [{"method": "none", "lr": [1.0, -1]}]}})
+    with pytest.raises(ConfigError, match=r"config key training.rows\[0\].method\[1\]: unknown method 'ppo'"):
+        validate_config({"training": {"rows": [{"method": ["none", "ppo"], "lr": 1.0}]}})
+    with pytest.raises(ConfigError, match=r"config key training.rows\[0\]: duplicates training.rows\[0\]"):
+        validate_config({"training": {"rows": [{"method": "none", "lr": [1.0, 1]}]}})
+
+
+def test_a_disabled_lr_sweep_asks_for_no_runs_tables_or_figures():
+    from rlvr.config import demos, figures
+
+    cfg = validate_config({"lr_sweep": {"enabled": False}, "dynamic_sampling": {"enabled": False}})
+    assert not [r for r in train_rows(cfg) if r.experiment in ("lr_sweep", "dynamic")]
+    assert "demo7_lr_sweep" not in demos(cfg) and "demo5_dynamic_sampling" not in demos(cfg)
+    assert {"lr_sweep", "dynamic_sampling"}.isdisjoint(name for name, _ in figures(cfg))
+
+
+def test_a_config_file_is_merged_over_the_shipped_one_as_snakemake_does(tmp_path):
+    """`rlvr all --config f` and `snakemake --configfile f` run the same experiment: mappings
+    merge key by key, lists are replaced."""
+    from conftest import REPO
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("training:\n  steps: 7\n  rows: [{method: grpo, lr: 3.0}]\n")
+    cfg = load_config(mine)
+    assert cfg["training"]["steps"] == 7 and cfg["training"]["rows"] == [{"method": "grpo", "lr": 3.0,
+                                                                          "reward_offset": 0.0}]
+    assert cfg["training"]["seeds"] == [0, 1, 2, 3, 4]  # from config/config.yaml
+    assert merge({"a": {"b": [1, 2], "c": 1}}, {"a": {"b": [3]}}) == {"a": {"b": [3], "c": 1}}
+    shipped = tmp_path / "shipped.yaml"
+    shipped.write_text("training:\n  seeds: [9]\n")
+    assert load_config(mine, base=shipped)["training"]["seeds"] == [9]
+    assert load_config(REPO / "config" / "test.yaml")["gradient_stats"]["exact_curve"]["n_points"] == 61
 
 
 def test_validation_does_not_change_its_input():

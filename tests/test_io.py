@@ -1,7 +1,10 @@
 """Parquet io: atomic writes, and damaged inputs reported by file name."""
 
+import json
+
 import numpy as np
 import pytest
+import yaml
 from conftest import PYTHON, run
 
 from rlvr import io
@@ -52,7 +55,8 @@ def test_aggregate_refuses_mismatched_schemas(tmp_path):
 def test_cli_reports_a_damaged_task_without_a_traceback(tmp_path):
     task = tmp_path / "task.parquet"
     task.write_bytes(b"PAR1 not really")
-    proc = run([PYTHON, "-m", "rlvr", "reference", "--task", str(task), "--k", "1", "--n-samples", "8", "--seed", "0",
+    spec = json.dumps({"k": [1], "n_samples": 8, "seed": 0})
+    proc = run([PYTHON, "-m", "rlvr", "reference", "--spec", spec, "--task", str(task),
                 "--out", str(tmp_path / "ref.parquet")], check=False)
     assert proc.returncode == 2
     assert "task.parquet: not a readable Parquet file" in proc.stderr
@@ -61,19 +65,22 @@ def test_cli_reports_a_damaged_task_without_a_traceback(tmp_path):
 
 
 def test_compute_jobs_import_neither_pandas_nor_matplotlib_nor_snakemake(tmp_path):
+    from conftest import REPO
+
+    from rlvr import specs
+    from rlvr.config import gradstat_jobs, train_rows, validate_config
+
+    cfg = validate_config(yaml.safe_load((REPO / "config" / "test.yaml").read_text()))
+    row = specs.to_json(next(r for r in train_rows(cfg) if r.method == "grpo"))
+    job = specs.to_json(gradstat_jobs(cfg)[0])
+    t = str(tmp_path / "task.parquet")
     code = (
         "import sys\n"
         "from rlvr.cli import main\n"
-        f"t = {str(tmp_path / 'task.parquet')!r}\n"
-        "assert main(['task', '--P', '8', '--M', '4', '--seed', '0', '--level-logodds', '-4', '-3', '-1', '0',"
-        " '--spread', '0.3', '--out', t]) == 0\n"
-        "assert main(['train', '--task', t, '--experiment', 'training', '--method', 'grpo', '--lr', '2',"
-        " '--offset', '0', '--G', '4', '--prompts-per-step', '4', '--steps', '5', '--seed', '0',"
-        f" '--value-lr', '0.2', '--eval-every', '1', '--max-rounds', '2', '--k', '1', '4',"
-        f" '--out-run', {str(tmp_path / 'r.parquet')!r}, '--out-curve', {str(tmp_path / 'c.parquet')!r},"
-        f" '--out-passk', {str(tmp_path / 'k.parquet')!r}]) == 0\n"
-        "assert main(['gradstats', '--task', t, '--offset', '0', '--method', 'grpo', '--level', 'easy',"
-        f" '--G', '4', '--reps', '100', '--seed', '0', '--out', {str(tmp_path / 'g.parquet')!r}]) == 0\n"
+        f"assert main(['task', '--spec', {json.dumps(cfg['task'])!r}, '--out', {t!r}]) == 0\n"
+        f"assert main(['train', '--spec', {row!r}, '--task', {t!r}, '--run', {str(tmp_path / 'r.parquet')!r},"
+        f" '--curve', {str(tmp_path / 'c.parquet')!r}, '--passk', {str(tmp_path / 'k.parquet')!r}]) == 0\n"
+        f"assert main(['gradstats', '--spec', {job!r}, '--task', {t!r}, '--out', {str(tmp_path / 'g.parquet')!r}]) == 0\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib', 'snakemake'})\n"
         "print('HEAVY', heavy)\n"
     )

@@ -1,10 +1,12 @@
 """The Snakemake pipeline end to end on the tiny config, in temporary directories."""
 
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 import yaml
 from conftest import PYTHON, REPO, run
 
@@ -41,7 +43,9 @@ def copy_workflow(dest):
 
 
 def job_counts(dry_run_output):
-    """{rule: count} from the 'Job stats' table of a dry run."""
+    """{rule: count} from the 'Job stats' table of a dry run ({} if nothing is to be done)."""
+    if "Nothing to be done" in dry_run_output:
+        return {}
     table = dry_run_output.split("Job stats:")[1].split("\n\n")[0]
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)
             if m.group(1) != "total"}
@@ -59,13 +63,13 @@ def test_outputs_and_column_contract(tiny_run):
         assert set(columns) <= set(table.column_names), name
         assert table.num_rows > 0
     runs = pq.read_table(results / "runs.parquet")
-    # training rows x seeds + group sizes x seeds + (dynamic, plain) x seeds
-    assert runs.num_rows == 2 * 2 + 2 * 1 + 2 * 1
+    # training rows x seeds + lr sweep grid x seeds + group sizes x seeds + (dynamic, plain) x seeds
+    assert runs.num_rows == 2 * 2 + 4 * 2 + 2 * 1 + 2 * 1
     for name in ("passk_by_level", "gradient_estimators", "learning_curves", "group_size", "bias_vs_p",
-                 "passk_trained", "dynamic_sampling"):
+                 "passk_trained", "dynamic_sampling", "lr_sweep"):
         assert (results / "figures" / f"{name}.png").stat().st_size > 10_000
     text = (results / "tables" / "all.txt").read_text()
-    for title in ("Demo 1", "Demo 2", "Demo 3", "Demo 4", "Demo 5", "Demo 6"):
+    for title in ("Demo 1", "Demo 2", "Demo 3", "Demo 4", "Demo 5", "Demo 6", "Demo 7"):
         assert title in text
     assert (tiny_run / "logs" / "task.log").exists()
 
@@ -111,34 +115,122 @@ def test_a_figure_without_its_input_is_refused_before_drawing(tiny_run, tmp_path
     assert not (tmp_path / "figs").exists()
 
 
-def test_changed_lr_reruns_only_that_rows_seeds(tiny_run, tmp_path):
+TRAINING_TAIL = {"aggregate_training": 1, "tables": 1, "figures_training": 1, "all": 1}
+
+
+def test_changed_lr_reruns_only_that_rows_job(tiny_run, tmp_path):
     cfg = yaml.safe_load(TINY.read_text())
     cfg["training"]["rows"][0]["lr"] = 3.0
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(cfg))
-    counts = job_counts(snakemake(tiny_run, "-n", config=changed).stdout)
-    assert counts == {"train": 2, "aggregate_runs": 1, "aggregate_curves": 1, "aggregate_passk": 1,
-                      "tables": 1, "figures_training": 1, "all": 1}
+    assert job_counts(snakemake(tiny_run, "-n", config=changed).stdout) == {"train": 1, **TRAINING_TAIL}
 
 
-def test_added_seed_runs_only_the_new_seeds_jobs(tiny_run, tmp_path):
+def test_added_seed_reruns_the_rows_that_train_it(tiny_run, tmp_path):
     cfg = yaml.safe_load(TINY.read_text())
     cfg["training"]["seeds"].append(7)
     changed = tmp_path / "seeds.yaml"
     changed.write_text(yaml.safe_dump(cfg))
     counts = job_counts(snakemake(tiny_run, "-n", config=changed).stdout)
-    assert counts == {"train": 2, "aggregate_runs": 1, "aggregate_curves": 1, "aggregate_passk": 1,
-                      "tables": 1, "figures_training": 1, "all": 1}  # one new seed x two rows
+    assert counts == {"train": 2, **TRAINING_TAIL}  # the two rows of demo 3, each with all its seeds
 
 
-def test_changed_training_code_reruns_training_not_task_or_gradients(tmp_path):
-    snakefile = copy_workflow(tmp_path)
-    snakemake(tmp_path, "-c2", snakefile=snakefile)
-    with open(tmp_path / "rlvr" / "training.py", "a") as f:
-        f.write("\n# an edit\n")  # Snakemake compares content, so a touch would not do
-    counts = job_counts(snakemake(tmp_path, "-n", snakefile=snakefile).stdout)
-    assert counts["train"] == 8
-    assert not {"task", "reference_passk", "gradient_stat", "aggregate_gradient_stats", "exact_curve"} & set(counts)
+def test_a_declared_output_that_is_deleted_is_made_again(tiny_run, tmp_path):
+    for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
+        shutil.copytree(tiny_run / name, tmp_path / name)
+    (tmp_path / "results" / "tables" / "demo5_dynamic_sampling.md").unlink()
+    assert job_counts(snakemake(tmp_path, "-n").stdout) == {"tables": 1, "all": 1}
+
+
+def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
+    for name in ("results", "logs", ".snakemake"):
+        shutil.copytree(tiny_run / name, tmp_path / name)
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["dynamic_sampling"]["enabled"] = False
+    cfg["lr_sweep"] = {**cfg["lr_sweep"], "enabled": False}
+    off = tmp_path / "off.yaml"
+    off.write_text(yaml.safe_dump(cfg))
+    snakemake(tmp_path, "-c2", config=off)
+    names = {p.name for p in (tmp_path / "results" / "tables").iterdir()}
+    names |= {p.name for p in (tmp_path / "results" / "figures").iterdir()}
+    assert not [n for n in names if n.startswith(("demo5", "demo7", "dynamic_sampling", "lr_sweep"))], names
+    runs = pq.read_table(tmp_path / "results" / "runs.parquet").column("experiment").to_pylist()
+    assert set(runs) == {"training", "group_size"}
+    assert "Nothing to be done" in snakemake(tmp_path, "-n", config=off).stdout
+
+
+def test_cache_follows_the_code_it_ran_with_and_nothing_else(tmp_path):
+    """One finished project: moved, it is up to date; a comment is no change; a new estimator
+    reruns nothing; an edit of metrics.py reruns what uses it; of training.py only training."""
+    project = tmp_path / "a"
+    project.mkdir()
+    snakefile = copy_workflow(project)
+    snakemake(project, "-c2", snakefile=snakefile)
+    moved = tmp_path / "b"
+    project.rename(moved)
+    snakefile = moved / "Snakefile"
+    assert "Nothing to be done" in snakemake(moved, "-n", snakefile=snakefile).stdout
+
+    def edit(module, text):
+        with open(moved / "rlvr" / module, "a") as f:
+            f.write(text)
+        return job_counts(snakemake(moved, "-n", snakefile=snakefile).stdout)
+
+    assert edit("training.py", "\n# a comment is no change of the code\n") == {}
+    new_estimator = ('\n\n@estimator("my_baseline", min_G=2)\ndef my_baseline(r, ctx):\n'
+                     '    return r - np.median(r, axis=1, keepdims=True)\n')
+    assert edit("estimators.py", new_estimator) == {}  # no config names it
+    counts = edit("training.py", "\nEDITED = True\n")
+    assert counts == {"train": 10, **TRAINING_TAIL}
+    counts = edit("metrics.py", "\nEDITED = True\n")  # pass@k: training, reference, gradient stats
+    assert {"train", "reference_passk", "gradient_stats", "exact_curve"} <= set(counts)
+    assert "task" not in counts
+
+
+def test_a_job_refuses_code_other_than_the_version_it_was_planned_with(tiny_run, tmp_path):
+    from rlvr import specs
+    from rlvr.codeversion import code_version
+    from rlvr.config import load_config, train_rows
+
+    row = train_rows(load_config(TINY))[0]
+    argv = [PYTHON, "-m", "rlvr", "train", "--spec", specs.to_json(row), "--task",
+            str(tiny_run / "results" / "task.parquet"), "--run", str(tmp_path / "r.parquet"),
+            "--curve", str(tmp_path / "c.parquet"), "--passk", str(tmp_path / "k.parquet")]
+    proc = run([*argv, "--code", "0123456789abcdef"], check=False)
+    assert proc.returncode == 2 and "changed since it was planned" in proc.stderr
+    assert not list(tmp_path.iterdir())
+    run([*argv, "--code", code_version("train", (row.method,))])
+    assert (tmp_path / "r.parquet").exists()
+
+
+@pytest.mark.parametrize("stage", ["task", "train", "gradstats", "aggregate", "tables"])
+def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_path, stage):
+    """The code a job depends on is read off the source (rlvr/codeversion.py); check it against
+    the rlvr modules a real job of that stage has loaded when it ends."""
+    from rlvr import specs
+    from rlvr.codeversion import job_modules
+    from rlvr.config import gradstat_jobs, load_config, train_rows
+
+    cfg, results = load_config(TINY), tiny_run / "results"
+    task = str(results / "task.parquet")
+    argv = {
+        "task": ["--spec", json.dumps(cfg["task"]), "--out", str(tmp_path / "t.parquet")],
+        "train": ["--spec", specs.to_json(train_rows(cfg)[0]), "--task", task, "--run", str(tmp_path / "r"),
+                  "--curve", str(tmp_path / "c"), "--passk", str(tmp_path / "k")],
+        "gradstats": ["--spec", specs.to_json(gradstat_jobs(cfg)[0]), "--task", task, "--out", str(tmp_path / "g")],
+        "aggregate": ["--out", str(tmp_path / "a"), "--in", str(results / "runs.parquet")],
+        "tables": ["--reference", str(results / "reference_passk.parquet"), "--gradstats",
+                   str(results / "gradient_stats.parquet"), "--runs", str(results / "runs.parquet"),
+                   "--outdir", str(tmp_path / "tables"), "--names", "demo1_reference", "demo3_training"],
+    }[stage]
+    code = ("import atexit, sys, runpy\n"
+            "atexit.register(lambda: print('LOADED', sorted(m.split('.')[1] for m in sys.modules"
+            " if m.startswith('rlvr.'))))\n"
+            f"sys.argv = ['rlvr', {stage!r}, *{argv!r}]\n"
+            "runpy.run_module('rlvr', run_name='__main__')\n")
+    out = run([PYTHON, "-c", code]).stdout
+    loaded = set(out.split("LOADED ")[1].strip().strip("[]").replace("'", "").split(", "))
+    assert loaded - {"__main__"} <= set(job_modules(stage)), loaded - set(job_modules(stage))
 
 
 def test_bad_config_is_refused_before_any_job(tiny_run, tmp_path):

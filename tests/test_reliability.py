@@ -115,7 +115,7 @@ def test_bad_config_changes_nothing_under_results(tiny_run, tmp_path, change, ke
 
 
 def test_extreme_settings_give_finite_results():
-    from rlvr.cli import compute_all
+    from rlvr.compute import compute_all
     from rlvr.config import validate_config
 
     cfg = yaml.safe_load(TINY.read_text())
@@ -126,7 +126,7 @@ def test_extreme_settings_give_finite_results():
     cfg["gradient_stats"]["cases"][0]["reward_offsets"] = [0.0, 1e6]
     cfg["gradient_stats"]["cases"].append({"reward_offsets": [0.0], "methods": ["grpo", "rloo"],
                                            "levels": ["very_hard", "easy"]})
-    tables = compute_all(validate_config(cfg), log=lambda msg: None)
+    tables = compute_all(validate_config(cfg))
     for name, table in tables.items():
         for column in table.column_names:
             values = table.column(column).to_numpy(zero_copy_only=False)

@@ -13,50 +13,32 @@ rule aggregate_gradient_stats:
         "aggregate"
     conda:
         ENV
+    params:
+        order=gradstat_order(),
+        code=code("aggregate"),
     shell:
-        "python -m rlvr aggregate --out {output} {input} 2> {log}"
+        "python -m rlvr aggregate --order {params.order:q} --code {params.code}"
+        " --out {output} --in {input} 2> {log}"
 
 
-rule aggregate_runs:
+rule aggregate_training:
     input:
-        run_files(".run.parquet"),
+        runs=run_files(".run.parquet"),
+        curves=run_files(".curve.parquet"),
+        passk=run_files(".passk.parquet"),
     output:
-        f"{RESULTS}/runs.parquet",
+        runs=f"{RESULTS}/runs.parquet",
+        curves=f"{RESULTS}/curves.parquet",
+        passk=f"{RESULTS}/passk_trained.parquet",
     log:
-        f"{LOGS}/aggregate_runs.log",
+        f"{LOGS}/aggregate_training.log",
     group:
         "aggregate"
     conda:
         ENV
+    params:
+        code=code("aggregate"),
     shell:
-        "python -m rlvr aggregate --out {output} {input} 2> {log}"
-
-
-rule aggregate_curves:
-    input:
-        run_files(".curve.parquet"),
-    output:
-        f"{RESULTS}/curves.parquet",
-    log:
-        f"{LOGS}/aggregate_curves.log",
-    group:
-        "aggregate"
-    conda:
-        ENV
-    shell:
-        "python -m rlvr aggregate --out {output} {input} 2> {log}"
-
-
-rule aggregate_passk:
-    input:
-        run_files(".passk.parquet"),
-    output:
-        f"{RESULTS}/passk_trained.parquet",
-    log:
-        f"{LOGS}/aggregate_passk.log",
-    group:
-        "aggregate"
-    conda:
-        ENV
-    shell:
-        "python -m rlvr aggregate --out {output} {input} 2> {log}"
+        "python -m rlvr aggregate --code {params.code} --out {output.runs} --in {input.runs}"
+        " --out {output.curves} --in {input.curves} --out {output.passk} --in {input.passk}"
+        " 2> {log}"

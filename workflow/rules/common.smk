@@ -1,4 +1,5 @@
-# Helpers shared by the rules: config validation, job lists, paths, the rlvr command.
+# Helpers shared by the rules: config validation, the jobs it asks for, paths, the rlvr command.
+import json
 import os
 import shlex
 import sys
@@ -10,6 +11,8 @@ BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not installed
 
 from rlvr import config as C
+from rlvr import specs
+from rlvr.codeversion import code_version
 
 try:
     _validated = C.validate_config(config)
@@ -21,23 +24,26 @@ config.update(_validated)
 RESULTS = "results"
 LOGS = "logs"
 ENV = "../envs/rlvr.yaml"  # each rule's conda environment, used with --sdm conda
+TASK = f"{RESULTS}/{C.TASK_FILE}"
+
+# every training job (one per row, all its seeds) and gradient-statistics job (one per method),
+# by the path that names it; a rule passes the job its spec as JSON and Snakemake records it
+TRAIN_ROWS = {row.path: row for row in C.train_rows(config)}
+GRADSTAT_JOBS = {job.method: job for job in C.gradstat_jobs(config)}
 
 
 def job_environment():
     """Shell prefix of every job: `python -m rlvr` runs the rlvr beside this Snakefile, with the
-    Python that runs Snakemake (its directory first on PATH: no shell shims on the way, they
-    cost 0.1 s a job), or the job's own conda environment's Python under --sdm conda.
-    Jobs hand their work to a fork server that has numpy and pyarrow imported already
-    (rlvr/forkserver.py), unless RLVR_FORKSERVER=0 is set. Both are
-    kept out of the rules' params, so that how Snakemake was started (`snakemake` or
-    `python -m snakemake`, this venv or that) does not count as a change of the results.
+    Python that runs Snakemake, or the job's own conda environment's Python under --sdm conda.
+    Kept out of the rules' params, so that where the project lives and how Snakemake was
+    started do not count as a change of the results. One BLAS thread: rlvr's maths does not
+    use BLAS, and a job should not start threads it does not use.
     """
     from snakemake.settings.types import DeploymentMethod
 
     prefix = (
         f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(BASE))}; "
-        # jobs fork from a warm interpreter (rlvr/forkserver.py); RLVR_FORKSERVER=0: they don't
-        "export RLVR_FORKSERVER=${{RLVR_FORKSERVER:-1}}; "
+        "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; "
     )
     if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
         prefix += (
@@ -47,20 +53,59 @@ def job_environment():
 
 
 shell.prefix(job_environment())
-TASK = f"{RESULTS}/{C.TASK_FILE}"
 
 
-def code(*modules):
-    """The rlvr modules a stage computes with: editing one reruns that stage and what follows."""
-    return [str(BASE / "rlvr" / m) for m in ("config.py", "stages.py", *modules)]
+def code(stage, methods=()):
+    """The hash of the rlvr code a stage runs with these estimators (rlvr/codeversion.py): a
+    param, so that a change of that code, and only that, reruns the job."""
+    return code_version(stage, tuple(methods))
 
 
-def gradstat_files():
-    return [f"{RESULTS}/{C.gradstat_path(c)}" for c in C.gradstat_cases(config)]
+def as_json(mapping):
+    """A config section as a job's spec: one line of JSON, keys sorted, so that only a change
+    of a value (not of the order in which a config file lists keys) reruns the job."""
+    return json.dumps(mapping, sort_keys=True, separators=(",", ":"))
+
+
+def row_spec(wildcards):
+    return specs.to_json(TRAIN_ROWS[wildcards.row])
+
+
+def row_code(wildcards):
+    return code("train", TRAIN_ROWS[wildcards.row].methods)
 
 
 def run_files(suffix):
-    return [f"{RESULTS}/{C.run_path(r)}{suffix}" for r in C.training_runs(config)]
+    return [f"{RESULTS}/{path}{suffix}" for path in TRAIN_ROWS]
+
+
+def gradstat_files():
+    return [f"{RESULTS}/{job.path}" for job in GRADSTAT_JOBS.values()]
+
+
+def gradstat_order():
+    """The rows of gradient_stats.parquet in the config's order of cases, whatever the jobs."""
+    return json.dumps([list(case) for case in C.gradstat_cases(config)])
+
+
+# the demos' tables and the report figures this config asks for (a disabled demo has none)
+DEMOS = C.demos(config)
+TABLES = [f"{RESULTS}/tables/all.txt"] + [
+    f"{RESULTS}/tables/{name}{suffix}" for name in DEMOS for suffix in (".txt", ".md")
+]
+FIGURES = [
+    (name, category, f"{RESULTS}/figures/{name}.png")
+    for name, category in C.figures(config)
+]
+# demos 1-2 need no training: their figures are drawn in a job of their own, while training runs
+EARLY_FIGURES = ["passk_by_level", "gradient_estimators", "bias_vs_p"]
+TRAINING_FIGURES = [name for name, _, _ in FIGURES if name not in EARLY_FIGURES]
+# figures of demos this config does not ask for: the figures job deletes any left from before
+DROPPED_FIGURES = [
+    name
+    for name, _ in C.figures(C.validate_config({}))
+    if name not in {n for n, _, _ in FIGURES}
+]
 
 
 def final_outputs():
@@ -74,34 +119,6 @@ def final_outputs():
         *TABLES,
         *(path for _, _, path in FIGURES),
     ]
-
-
-TABLES = [f"{RESULTS}/tables/all.txt"] + [
-    f"{RESULTS}/tables/{name}{suffix}"
-    for name in (
-        "demo1_reference",
-        "demo2_gradients",
-        "demo3_training",
-        "demo4_group_size",
-    )
-    for suffix in (".txt", ".md")
-]
-# (name, report category, path) of each figure; its caption is workflow/report/<name>.rst
-FIGURES = [
-    (name, category, f"{RESULTS}/figures/{name}.png")
-    for name, category in (
-        ("passk_by_level", "1 reference model"),
-        ("gradient_estimators", "2 gradient estimators"),
-        ("bias_vs_p", "2 gradient estimators"),
-        ("learning_curves", "3 training"),
-        ("group_size", "4 group size"),
-        ("dynamic_sampling", "5 dynamic sampling"),
-        ("passk_trained", "6 pass@k after training"),
-    )
-]
-# demos 1-2 need no training: their figures are drawn in a job of their own, while training runs
-EARLY_FIGURES = ["passk_by_level", "gradient_estimators", "bias_vs_p"]
-TRAINING_FIGURES = [name for name, _, _ in FIGURES if name not in EARLY_FIGURES]
 
 
 def clear_stale_locks():

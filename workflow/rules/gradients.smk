@@ -1,14 +1,14 @@
-# Stage 2: Monte Carlo moments of each estimator's gradient, one job per (offset, method, level).
+# Stage 2: Monte Carlo and exact moments of each estimator's gradient, one job per method
+# (all its reward offsets and probe levels), and the exact bias curves.
 
 
-rule gradient_stat:
+rule gradient_stats:
     input:
         task=TASK,
-        code=code("estimators.py", "policy.py", "metrics.py", "exact.py"),
     output:
-        stats=f"{RESULTS}/gradient_stats/off{{offset}}/{{method}}/{{level}}.parquet",
+        stats=f"{RESULTS}/gradient_stats/{{method}}.parquet",
     log:
-        f"{LOGS}/gradient_stats/off{{offset}}/{{method}}/{{level}}.log",
+        f"{LOGS}/gradient_stats/{{method}}.log",
     priority: 1  # demos 1-2 first: their figures are drawn while training runs
     group:
         "gradient_stats"
@@ -18,18 +18,14 @@ rule gradient_stat:
         runtime=10,
         mem_mb=500,
     params:
-        G=config["gradient_stats"]["G"],
-        n_reps=config["gradient_stats"]["n_reps"],
-        seed=config["gradient_stats"]["seed"],
+        spec=lambda w: specs.to_json(GRADSTAT_JOBS[w.method]),
+        code=lambda w: code("gradstats", [w.method]),
     shell:
-        "python -m rlvr gradstats --task {input.task} --offset {wildcards.offset}"
-        " --method {wildcards.method} --level {wildcards.level} --G {params.G}"
-        " --reps {params.n_reps} --seed {params.seed} --out {output.stats} 2> {log}"
+        "python -m rlvr gradstats --spec {params.spec:q} --code {params.code}"
+        " --task {input.task} --out {output.stats} 2> {log}"
 
 
 rule exact_curve:
-    input:
-        code=code("estimators.py", "exact.py"),
     output:
         exact=f"{RESULTS}/{C.EXACT_FILE}",
     log:
@@ -38,10 +34,14 @@ rule exact_curve:
     conda:
         ENV
     params:
-        methods=" ".join(config["gradient_stats"]["exact_curve"]["methods"]),
-        G=config["gradient_stats"]["G"],
-        M=config["task"]["M"],
-        n_points=config["gradient_stats"]["exact_curve"]["n_points"],
+        spec=as_json(
+            {
+                "methods": config["gradient_stats"]["exact_curve"]["methods"],
+                "G": config["gradient_stats"]["G"],
+                "M": config["task"]["M"],
+                "n_points": config["gradient_stats"]["exact_curve"]["n_points"],
+            }
+        ),
+        code=code("exact", config["gradient_stats"]["exact_curve"]["methods"]),
     shell:
-        "python -m rlvr exact --methods {params.methods} --G {params.G} --M {params.M}"
-        " --n-points {params.n_points} --out {output.exact} 2> {log}"
+        "python -m rlvr exact --spec {params.spec:q} --code {params.code} --out {output.exact} 2> {log}"

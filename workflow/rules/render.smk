@@ -8,7 +8,6 @@ rule tables:
         runs=f"{RESULTS}/runs.parquet",
         curves=f"{RESULTS}/curves.parquet",
         passk=f"{RESULTS}/passk_trained.parquet",
-        code=code("render.py", "text.py"),
     output:
         TABLES,
     log:
@@ -19,11 +18,14 @@ rule tables:
         ENV
     params:
         lang=config["lang"],
+        names=" ".join(DEMOS),
         outdir=lambda w, output: os.path.dirname(output[0]),
+        code=code("tables"),
     shell:
-        "python -m rlvr tables --reference {input.reference} --gradstats {input.gradstats}"
-        " --runs {input.runs} --curves {input.curves} --passk {input.passk}"
-        " --lang {params.lang} --outdir {params.outdir} 2> {log}"
+        "python -m rlvr tables --names {params.names} --reference {input.reference}"
+        " --gradstats {input.gradstats} --runs {input.runs} --curves {input.curves}"
+        " --passk {input.passk} --lang {params.lang} --outdir {params.outdir}"
+        " --code {params.code} 2> {log}"
 
 
 rule figures_reference_gradients:
@@ -31,7 +33,6 @@ rule figures_reference_gradients:
         reference=f"{RESULTS}/reference_passk.parquet",
         gradstats=f"{RESULTS}/gradient_stats.parquet",
         exact=f"{RESULTS}/{C.EXACT_FILE}",
-        code=code("render.py", "figures.py"),
     output:
         [
             report(path, caption=f"../report/{name}.rst", category=category)
@@ -48,10 +49,11 @@ rule figures_reference_gradients:
     params:
         names=" ".join(EARLY_FIGURES),
         outdir=lambda w, output: os.path.dirname(output[0]),
+        code=code("figures"),
     shell:
         "python -m rlvr figures --names {params.names} --reference {input.reference}"
         " --gradstats {input.gradstats} --exact {input.exact}"
-        " --outdir {params.outdir} 2> {log}"
+        " --outdir {params.outdir} --code {params.code} 2> {log}"
 
 
 rule figures_training:
@@ -60,7 +62,6 @@ rule figures_training:
         runs=f"{RESULTS}/runs.parquet",
         curves=f"{RESULTS}/curves.parquet",
         passk=f"{RESULTS}/passk_trained.parquet",
-        code=code("render.py", "figures.py"),
     output:
         [
             report(path, caption=f"../report/{name}.rst", category=category)
@@ -75,8 +76,10 @@ rule figures_training:
         ENV
     params:
         names=" ".join(TRAINING_FIGURES),
+        drop=f"--drop {' '.join(DROPPED_FIGURES)}" if DROPPED_FIGURES else "",
         outdir=lambda w, output: os.path.dirname(output[0]),
+        code=code("figures"),
     shell:
-        "python -m rlvr figures --names {params.names} --reference {input.reference}"
+        "python -m rlvr figures --names {params.names} {params.drop} --reference {input.reference}"
         " --runs {input.runs} --curves {input.curves} --passk {input.passk}"
-        " --outdir {params.outdir} 2> {log}"
+        " --outdir {params.outdir} --code {params.code} 2> {log}"

@@ -2,8 +2,6 @@
 
 
 rule task:
-    input:
-        code=code("task.py", "policy.py"),
     output:
         task=TASK,
     log:
@@ -11,21 +9,15 @@ rule task:
     conda:
         ENV
     params:
-        P=config["task"]["P"],
-        M=config["task"]["M"],
-        seed=config["task"]["seed"],
-        level_logodds=" ".join(map(str, config["task"]["level_logodds"])),
-        spread=config["task"]["logodds_spread"],
+        spec=as_json(config["task"]),
+        code=code("task"),
     shell:
-        "python -m rlvr task --P {params.P} --M {params.M} --seed {params.seed}"
-        " --level-logodds {params.level_logodds} --spread {params.spread}"
-        " --out {output.task} 2> {log}"
+        "python -m rlvr task --spec {params.spec:q} --code {params.code} --out {output.task} 2> {log}"
 
 
 rule reference_passk:
     input:
         task=TASK,
-        code=code("metrics.py", "policy.py"),
     output:
         passk=f"{RESULTS}/reference_passk.parquet",
     log:
@@ -34,9 +26,8 @@ rule reference_passk:
     conda:
         ENV
     params:
-        k=" ".join(map(str, config["reference"]["k"])),
-        n_samples=config["reference"]["n_samples"],
-        seed=config["reference"]["seed"],
+        spec=as_json(config["reference"]),
+        code=code("reference"),
     shell:
-        "python -m rlvr reference --task {input.task} --k {params.k}"
-        " --n-samples {params.n_samples} --seed {params.seed} --out {output.passk} 2> {log}"
+        "python -m rlvr reference --spec {params.spec:q} --code {params.code}"
+        " --task {input.task} --out {output.passk} 2> {log}"
