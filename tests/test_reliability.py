@@ -68,12 +68,13 @@ def test_sigkill_at_three_points_then_rerun_gives_the_uninterrupted_results(tmp_
 def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_process):
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
-    task = tmp_path / "results" / "task.parquet"
-    task.write_bytes(task.read_bytes()[:200])  # truncated between stages
+    name = "results/runs/training/grpo/lr2.0_off0.0_G4_n4_s20_dyn0.run.parquet"
+    run_file = tmp_path / name
+    run_file.write_bytes(run_file.read_bytes()[:200])  # truncated between stages
     proc = snakemake(tmp_path, "-c2", check=False)
     assert proc.returncode != 0
-    assert "results/task.parquet: not a readable Parquet file" in proc.stdout + proc.stderr
-    task.unlink()
+    assert f"{name}: not a readable Parquet file" in proc.stdout + proc.stderr
+    run_file.unlink()
     snakemake(tmp_path, "-c2")
     for name in CONTRACT:
         assert pq.read_table(tmp_path / "results" / name).equals(pq.read_table(in_process / name)), name
