@@ -152,8 +152,10 @@ def sweep_450(n):
         "dynamic_sampling": {"enabled": False},
         "training": {"rows": base["training"]["rows"][:10], "seeds": seeds},
         "group_size": {"G": [2, 4, 8, 16, 32], "seeds": seeds},
+        # minimal gradient statistics; two methods, not one: with only grpo the pipeline's
+        # gradient_estimators figure fails (IndexError in rlvr/figures.py; seen at commit d22acbd)
         "gradient_stats": {"n_reps": 2000,
-                           "cases": [{"reward_offsets": [0.0], "methods": ["grpo"], "levels": ["medium"]}],
+                           "cases": [{"reward_offsets": [0.0], "methods": ["none", "grpo"], "levels": ["medium"]}],
                            "exact_curve": {"methods": ["grpo"]}},
     })
     cfg = C.load_config(path)
@@ -170,9 +172,8 @@ def sweep_450(n):
     report(f"2. {runs}-run sweep: cold pipeline / single-process loop",
            f"{pipe:.1f} s / {plain:.1f} s = **{ratio:.2f}x** (median of {pairs(n)})",
            "<= 0.5x", ratio <= 0.5,
-           f"`python -m snakemake -c2 --configfile bench/out/sweep450.yaml` vs "
-           f"`{pinned}python bench/out/loop450.py bench/out/loop450.json`; "
-           f"`python bench/run.py --only 2`")
+           "`python -m snakemake -c2 --configfile bench/out/sweep450.yaml` vs "
+           f"`{pinned}python bench/out/loop450.py bench/out/loop450.json`; `python bench/run.py --only 2`")
 
 
 # --- 3. no-op rerun -------------------------------------------------------------------------------
@@ -258,12 +259,16 @@ def header():
     def git(*args):
         return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True).stdout.strip()
 
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:  # installed, it makes every Snakemake start probe `scontrol` (seconds without a controller)
+        slurm = f"slurm executor plugin {version('snakemake-executor-plugin-slurm')} installed"
+    except PackageNotFoundError:
+        slurm = "no slurm executor plugin"
     dirty = " + uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else ""
     return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}, commit {git('rev-parse', '--short', 'HEAD')}{dirty}, "
             f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, Python {sys.version.split()[0]}, "
-            f"numpy {np.__version__}, snakemake {version('snakemake')}")
+            f"numpy {np.__version__}, snakemake {version('snakemake')}, {slurm}")
 
 
 def main():
@@ -285,7 +290,8 @@ def main():
             try:
                 MEASUREMENTS[number](n)
             except Exception as err:  # report it and go on with the next measurement
-                SUMMARY.append((f"{number}. {MEASUREMENTS[number].__name__}", f"could not be measured: {str(err).splitlines()[0]}",
+                first_line = str(err).splitlines()[0] if str(err) else type(err).__name__
+                SUMMARY.append((f"{number}. {MEASUREMENTS[number].__name__}", f"could not be measured: {first_line}",
                                 "-", "-", f"`python bench/run.py --only {number}`"))
                 print(f"  !! {err}", flush=True)
     finally:

@@ -23,6 +23,11 @@ def _tree(module):
     return ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
 
 
+@cache
+def _dump(module):
+    return ast.dump(_tree(module))
+
+
 def _imports(node):
     """The rlvr modules that the statements under node import."""
     found = set()
@@ -89,7 +94,7 @@ def code_version(stage, methods=()):
                 raise ValueError(f"no estimator {unknown} in rlvr/estimators.py")
             parts = [shared] + [own[m] for m in sorted(set(methods))]
         else:
-            parts = [ast.dump(_tree(module))]
+            parts = [_dump(module)]
         for part in parts:
             h.update(f"{module}\0{part}\0".encode())
     return h.hexdigest()[:16]

@@ -279,14 +279,16 @@ def demos(cfg):
     return names
 
 
-def figures(cfg):
-    """The report figures the config asks for, as (name, report category)."""
+def figures(cfg=None):
+    """The report figures the config asks for (None: every figure there is), as
+    (name, report category)."""
+    every = cfg is None
     out = [("passk_by_level", "1 reference model"), ("gradient_estimators", "2 gradient estimators"),
            ("bias_vs_p", "2 gradient estimators"), ("learning_curves", "3 training"),
            ("group_size", "4 group size")]
-    if cfg["dynamic_sampling"]["enabled"]:
+    if every or cfg["dynamic_sampling"]["enabled"]:
         out.append(("dynamic_sampling", "5 dynamic sampling"))
     out.append(("passk_trained", "6 pass@k after training"))
-    if cfg["lr_sweep"]["enabled"]:
+    if every or cfg["lr_sweep"]["enabled"]:
         out.append(("lr_sweep", "7 learning-rate sweep"))
     return out

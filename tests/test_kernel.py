@@ -106,3 +106,22 @@ def test_a_seed_gives_the_same_bits_alone_or_in_any_batch(method, pps, G, rounds
             assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(ra, rb)), (ra, rb)
         for key in ("zero_frac", "zero_frac_pred", "answers", "kept_frac"):
             assert alone[key] == batched[key], key
+
+
+def test_the_same_bits_whatever_the_blas_thread_count():
+    """A BLAS product adds in an order that depends on its threads; rlvr's maths uses none, so
+    a batch estimator's Monte Carlo moments are the same bits with 1 thread and with 2."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np; from rlvr.metrics import gradient_stats; from rlvr.task import make_task;"
+            "z = make_task()['logits'][100];"
+            "print(repr(gradient_stats(z, 'batch_std', 8, 20000, np.random.default_rng(0), 1.0)),"
+            " repr(gradient_stats(z, 'reinforce_pp_baseline', 8, 20000, np.random.default_rng(0), 1.0)))")
+    outs = []
+    for threads in ("1", "2"):
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        outs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                   check=True).stdout)
+    assert outs[0] == outs[1]

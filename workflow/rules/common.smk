@@ -103,7 +103,7 @@ TRAINING_FIGURES = [name for name, _, _ in FIGURES if name not in EARLY_FIGURES]
 # figures of demos this config does not ask for: the figures job deletes any left from before
 DROPPED_FIGURES = [
     name
-    for name, _ in C.figures(C.validate_config({}))
+    for name, _ in C.figures()
     if name not in {n for n, _, _ in FIGURES}
 ]
 
