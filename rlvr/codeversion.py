@@ -24,12 +24,13 @@ def _tree(module):
 
 
 @cache
-def _dump(module):
-    return ast.dump(_tree(module))
+def _digest(module):
+    """sha256 of a module's syntax tree (comments and layout are not part of it)."""
+    return hashlib.sha256(ast.dump(_tree(module)).encode()).hexdigest()
 
 
 def _imports(node):
-    """The rlvr modules that the statements under node import."""
+    """The rlvr modules that the statements under node import (uncached: node may be a part)."""
     found = set()
     for n in ast.walk(node):
         if isinstance(n, ast.ImportFrom) and (n.level == 1 or (n.module or "").split(".")[0] == "rlvr"):
@@ -40,6 +41,12 @@ def _imports(node):
     return {m for m in found if (PACKAGE / f"{m}.py").is_file()}
 
 
+@cache
+def _module_imports(module):
+    return frozenset(_imports(_tree(module)))
+
+
+@cache
 def job_modules(stage):
     """Every rlvr module (file stem) that `python -m rlvr <stage>` runs, sorted."""
     cli = _tree("cli")
@@ -55,8 +62,8 @@ def job_modules(stage):
         module = todo.pop()
         if module not in seen:
             seen.add(module)
-            todo |= _imports(_tree(module))
-    return sorted(seen)
+            todo |= _module_imports(module)
+    return tuple(sorted(seen))
 
 
 def _estimator_name(fn):
@@ -69,32 +76,28 @@ def _estimator_name(fn):
 
 @cache
 def _estimators():
-    """(shared code of estimators.py, {name: its estimator function}) as syntax-tree dumps."""
-    tree = _tree("estimators")
-    own = {}
-    shared = []
-    for stmt in tree.body:
+    """(digest of the shared code of estimators.py, {name: digest of its estimator function})."""
+    own, shared = {}, []
+    for stmt in _tree("estimators").body:
         name = _estimator_name(stmt) if isinstance(stmt, ast.FunctionDef) else None
         if name is None:
             shared.append(stmt)
         else:
-            own[name] = ast.dump(stmt)
-    return ast.dump(ast.Module(body=shared, type_ignores=[])), own
+            own[name] = hashlib.sha256(ast.dump(stmt).encode()).hexdigest()
+    return hashlib.sha256(ast.dump(ast.Module(body=shared, type_ignores=[])).encode()).hexdigest(), own
 
 
 @cache
 def code_version(stage, methods=()):
     """Hex digest over the code `python -m rlvr <stage>` runs, with these estimators."""
-    h = hashlib.sha256()
+    parts = []
     for module in job_modules(stage):
         if module == "estimators":
             shared, own = _estimators()
             unknown = sorted(set(methods) - set(own))
             if unknown:
                 raise ValueError(f"no estimator {unknown} in rlvr/estimators.py")
-            parts = [shared] + [own[m] for m in sorted(set(methods))]
+            parts += [f"estimators\0{shared}"] + [f"estimators.{m}\0{own[m]}" for m in sorted(set(methods))]
         else:
-            parts = [_dump(module)]
-        for part in parts:
-            h.update(f"{module}\0{part}\0".encode())
-    return h.hexdigest()[:16]
+            parts.append(f"{module}\0{_digest(module)}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

@@ -45,14 +45,16 @@ def passk_by_level(ref, path):
 
 def gradient_estimators(gs, path):
     plt = _plt()
-    multi = gs.groupby(["reward_offset", "level"]).filter(lambda s: s["method"].nunique() > 1)
+    # the probe level with the most methods (any config: one method, one level, missing cases)
+    level = gs.groupby("level", sort=False)["method"].nunique().idxmax()
+    multi = gs[gs["level"] == level]
     offsets = sorted(multi["reward_offset"].unique())
     methods = list(dict.fromkeys(multi["method"]))
     fig, (ax_mean, ax_std) = plt.subplots(1, 2, figsize=(10, 4))
     width = 0.8 / max(1, len(offsets))
     x = np.arange(len(methods))
     for i, off in enumerate(offsets):
-        sub = multi[multi["reward_offset"] == off].set_index("method").loc[methods]
+        sub = multi[multi["reward_offset"] == off].set_index("method").reindex(methods)
         ax_mean.bar(x + i * width, sub["grad_mean"], width, yerr=1.96 * sub["grad_mean_se"],
                     capsize=3, label=f"reward offset {off:g}")
         ax_std.bar(x + i * width, sub["grad_std"], width, label=f"reward offset {off:g}")
@@ -64,7 +66,7 @@ def gradient_estimators(gs, path):
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=8)
-    level, G, n = multi["level"].iloc[0], int(multi["G"].iloc[0]), int(multi["n_reps"].iloc[0])
+    G, n = int(multi["G"].iloc[0]), int(multi["n_reps"].iloc[0])
     fig.suptitle(f"Gradient estimators on a {LEVEL_LABELS[level]} prompt, G = {G}, {n} repetitions")
     _save(fig, path)
 
@@ -186,17 +188,20 @@ def lr_sweep(runs, path):
     plt = _plt()
     summary = lr_sweep_summary(runs)
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for method, sub in summary.groupby("method", sort=False):
+    styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-.")]  # coinciding curves stay visible
+    for i, (method, sub) in enumerate(summary.groupby("method", sort=False)):
         sub = sub.sort_values("lr")
-        line, = ax.plot(sub["lr"], sub["mean"], marker="o", ms=3, label=method)
+        marker, ls = styles[i % len(styles)]
+        line, = ax.plot(sub["lr"], sub["mean"], marker=marker, ls=ls, ms=4, mfc="none", label=method)
         ax.fill_between(sub["lr"], sub["mean"] - 1.96 * sub["se"], sub["mean"] + 1.96 * sub["se"],
                         alpha=0.2, color=line.get_color())
         best = sub.loc[sub["mean"].idxmax()]
         ax.plot(best["lr"], best["mean"], marker="*", ms=11, color=line.get_color())
     ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(summary["lr"].unique()), [f"{lr:g}" for lr in sorted(summary["lr"].unique())])
     ax.set_xlabel("learning rate")
     ax.set_ylabel("final exact pass@1, all prompts")
-    ax.set_title("Final pass@1 against the learning rate (95% band; ★ each method's best)", fontsize=10)
+    ax.set_title("Final pass@1 against the learning rate (95% band; ★ each method's best lr)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend()
     _save(fig, path)

@@ -142,3 +142,25 @@ def test_nonsensical_difficulty_is_refused():
     with pytest.raises(ConfigError, match=r"task.level_logodds\[0\]"):
         validate_config({"task": {"level_logodds": [-800.0, -3.0, -1.0, 0.5]}})
     assert math.isfinite(validate_config({})["task"]["level_logodds"][0])
+
+
+@pytest.mark.parametrize("cases", [
+    [{"reward_offsets": [0.0], "methods": ["grpo"], "levels": ["very_hard", "easy"]}],
+    [{"reward_offsets": [0.0, 1.0], "methods": ["none", "rloo", "group", "grpo", "dr_grpo", "grpo_unbiased_std",
+                                                "batch_std", "reinforce_pp_baseline", "oracle", "optimal"],
+      "levels": ["medium", "hard"]}],
+], ids=["one method", "ten methods on two levels"])
+def test_gradient_cases_the_schema_accepts_draw_every_figure(tmp_path, cases):
+    """Both crashed the figures job once (IndexError; a shape mismatch of bars and labels)."""
+    from rlvr.compute import compute_all
+    from rlvr.config import figures, validate_config
+    from rlvr.figures import write_figures
+    from rlvr.render import write_tables
+
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["gradient_stats"]["cases"] = cases
+    cfg = validate_config(cfg)
+    frames = {k: v.to_pandas() for k, v in compute_all(cfg).items() if k != "task"}
+    names = [name for name, _ in figures(cfg)]
+    assert [p.name for p in write_figures(frames, tmp_path, names)] == [f"{n}.png" for n in names]
+    write_tables(frames, tmp_path / "tables")
