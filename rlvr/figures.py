@@ -1,9 +1,11 @@
 """The report figures, from the aggregated results (pandas DataFrames)."""
 
+from io import BytesIO
 from pathlib import Path
 
 import numpy as np
 
+from . import io
 from .task import LEVEL_KEYS as LEVELS
 
 LEVEL_LABELS = {"very_hard": "very hard", "hard": "hard", "medium": "medium", "easy": "easy",
@@ -20,11 +22,14 @@ def _plt():
 
 
 def _save(fig, path):
+    """Draw into memory, then write atomically: a figure is complete under its name or absent."""
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    buffer = BytesIO()
+    fig.savefig(buffer, dpi=120, format="png")
     plt.close(fig)
+    io.write_bytes(path, buffer.getvalue())
 
 
 def passk_by_level(ref, path):
@@ -239,8 +244,6 @@ def write_figures(frames, outdir, names=None, drop=()):
     paths = []
     for name in names:
         path = outdir / f"{name}.png"
-        tmp = outdir / f".{name}.tmp.png"
-        FIGURES[name][0](frames, tmp)
-        tmp.replace(path)  # atomic: a figure is complete or absent
+        FIGURES[name][0](frames, path)
         paths.append(path)
     return paths

@@ -58,6 +58,18 @@ def write_arrow(path, table):
         tmp.unlink(missing_ok=True)
 
 
+def write_bytes(path, data):
+    """Write bytes to path atomically: complete under its final name, or not there at all."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def read_arrow(path, required=()):
     """Read a Parquet file as a pyarrow Table; InputError naming the file if it is unusable."""
     import pyarrow.parquet as pq

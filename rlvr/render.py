@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import io
 from .task import LEVEL_KEYS as LEVELS
 from .text import display_width, pad
 
@@ -340,12 +341,12 @@ def write_tables(frames, outdir, lang="en", names=None):
             path = outdir / f"{name}{suffix}"
             if name in names:
                 body = render_text_one(demos[name]) if suffix == ".txt" else render_markdown(demos[name])
-                path.write_text(body, encoding="utf-8")
+                io.write_bytes(path, body.encode())
                 paths.append(path)
             else:
                 path.unlink(missing_ok=True)
     path = outdir / "all.txt"
-    path.write_text("\n".join(render_text_one(demos[n]) for n in names) + "\n", encoding="utf-8")
+    io.write_bytes(path, ("\n".join(render_text_one(demos[n]) for n in names) + "\n").encode())
     return paths + [path]
 
 
