@@ -184,14 +184,14 @@ def build_parser():
 
 def check_code(a):
     """Refuse to run code other than the version Snakemake recorded for this job."""
-    from .codeversion import code_version
+    from .codeversion import check
 
     spec = json.loads(getattr(a, "spec", None) or "{}")
     methods = tuple(spec.get("methods", [spec["method"]] if "method" in spec else []))
-    now = code_version(a.command, methods)
+    now = check(a.code, methods)
     if now != a.code:
-        raise ValueError(f"the rlvr code of this job changed since it was planned ({a.code} -> {now}); "
-                         "run snakemake again")
+        raise ValueError(f"the rlvr code of this job changed since it was planned "
+                         f"({a.code.partition(':')[2]} -> {now.partition(':')[2]}); run snakemake again")
 
 
 def main(argv=None):

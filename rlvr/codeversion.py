@@ -2,12 +2,13 @@
 
 A job `python -m rlvr <stage>` runs rlvr/__main__.py, the module-level code of rlvr/cli.py
 and its `cmd_<stage>` function, and every rlvr module those import, directly or not (read off
-the source with `ast`, never listed by hand). The hash covers each such module's syntax tree,
-so a comment or a blank line is no change; in rlvr/estimators.py it covers the shared code
-and only the estimators the job uses, so adding or editing another estimator reruns nothing
-here. Snakemake records the hash as a rule parameter and reruns a job when it changes; the
-job checks it again when it starts (rlvr/cli.py), so a job never runs code other than the one
-recorded for it.
+the source with `ast` when the Snakefile is parsed, never listed by hand). The version is
+"<those modules>:<hash>", the hash over each module's lines of code (blank lines and comment
+lines are not code); in rlvr/estimators.py it covers the shared code and only the estimators
+the job uses, so adding or editing another estimator reruns nothing here. Snakemake records the
+version as a rule parameter and reruns a job when it changes; the job hashes the same modules
+again when it starts (`check`, cheap: no import analysis), so a job never runs code other than
+the version recorded for it.
 """
 
 import ast
@@ -19,14 +20,23 @@ PACKAGE = Path(__file__).resolve().parent
 
 
 @cache
-def _tree(module):
-    return ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
+def _source(module):
+    return (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
 
 
 @cache
-def _digest(module):
-    """sha256 of a module's syntax tree (comments and layout are not part of it)."""
-    return hashlib.sha256(ast.dump(_tree(module)).encode()).hexdigest()
+def _tree(module):
+    return ast.parse(_source(module))
+
+
+def _code_lines(text):
+    """text without blank lines and comment lines, each line's trailing blanks stripped."""
+    return "\n".join(line.rstrip() for line in text.splitlines()
+                     if line.strip() and not line.lstrip().startswith("#"))
+
+
+def _sha(text):
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _imports(node):
@@ -76,28 +86,43 @@ def _estimator_name(fn):
 
 @cache
 def _estimators():
-    """(digest of the shared code of estimators.py, {name: digest of its estimator function})."""
-    own, shared = {}, []
-    for stmt in _tree("estimators").body:
+    """(hash of the shared code of estimators.py, {name: hash of its estimator function})."""
+    lines = _source("estimators").splitlines()
+    shared = [True] * len(lines)
+    own = {}
+    for stmt in ast.parse(_source("estimators")).body:
         name = _estimator_name(stmt) if isinstance(stmt, ast.FunctionDef) else None
-        if name is None:
-            shared.append(stmt)
-        else:
-            own[name] = hashlib.sha256(ast.dump(stmt).encode()).hexdigest()
-    return hashlib.sha256(ast.dump(ast.Module(body=shared, type_ignores=[])).encode()).hexdigest(), own
+        if name is not None:
+            first = min(node.lineno for node in [stmt, *stmt.decorator_list]) - 1
+            own[name] = _sha(_code_lines("\n".join(lines[first:stmt.end_lineno])))
+            shared[first:stmt.end_lineno] = [False] * (stmt.end_lineno - first)
+    return _sha(_code_lines("\n".join(line for line, keep in zip(lines, shared) if keep))), own
 
 
-@cache
-def code_version(stage, methods=()):
-    """Hex digest over the code `python -m rlvr <stage>` runs, with these estimators."""
+def _hash(modules, methods):
     parts = []
-    for module in job_modules(stage):
+    for module in modules:
         if module == "estimators":
             shared, own = _estimators()
             unknown = sorted(set(methods) - set(own))
             if unknown:
                 raise ValueError(f"no estimator {unknown} in rlvr/estimators.py")
-            parts += [f"estimators\0{shared}"] + [f"estimators.{m}\0{own[m]}" for m in sorted(set(methods))]
+            parts += [f"estimators:{shared}"] + [f"estimators.{m}:{own[m]}" for m in sorted(set(methods))]
         else:
-            parts.append(f"{module}\0{_digest(module)}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+            parts.append(f"{module}:{_sha(_code_lines(_source(module)))}")
+    return _sha("\n".join(parts))[:16]
+
+
+@cache
+def code_version(stage, methods=()):
+    """"<modules>:<hash>" of the code `python -m rlvr <stage>` runs with these estimators."""
+    modules = job_modules(stage)
+    return f"{','.join(modules)}:{_hash(modules, methods)}"
+
+
+def check(version, methods=()):
+    """The version of the same modules' code as it is on disk now (compare with `version`)."""
+    modules = version.partition(":")[0].split(",")
+    if not all((PACKAGE / f"{m}.py").is_file() for m in modules):
+        return "(a module is gone)"
+    return f"{','.join(modules)}:{_hash(modules, methods)}"
