@@ -21,6 +21,10 @@ wildcard_constraints:
     row=r"runs/[A-Za-z0-9_]+/[A-Za-z0-9_]+/[^/]+",
 
 
+onstart:
+    take_run_lock()  # one executing run per directory (workflow/rules/common.smk)
+
+
 rule all:
     input:
         final_outputs(),

@@ -87,6 +87,12 @@ def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path, 
     second = snakemake(tmp_path, "-c2", check=False)
     assert second.returncode != 0
     assert "cannot be locked" in second.stdout + second.stderr
+    # Snakemake's lock message suggests --unlock; the run after it is still refused, by name
+    snakemake(tmp_path, "--unlock")
+    third = snakemake(tmp_path, "-c1", check=False)
+    assert third.returncode != 0, third.stdout + third.stderr
+    assert f"another snakemake is running in this directory (pid {first.pid}" in third.stdout + third.stderr
+    snakemake(tmp_path, "-n")  # a dry run beside it is fine: it executes nothing
     out, _ = first.communicate(timeout=300)
     assert first.returncode == 0, out
     for name in CONTRACT:

@@ -102,9 +102,7 @@ EARLY_FIGURES = ["passk_by_level", "gradient_estimators", "bias_vs_p"]
 TRAINING_FIGURES = [name for name, _, _ in FIGURES if name not in EARLY_FIGURES]
 # figures of demos this config does not ask for: the figures job deletes any left from before
 DROPPED_FIGURES = [
-    name
-    for name, _ in C.figures()
-    if name not in {n for n, _, _ in FIGURES}
+    name for name, _ in C.figures() if name not in {n for n, _, _ in FIGURES}
 ]
 
 
@@ -121,30 +119,58 @@ def final_outputs():
     ]
 
 
+RUN_LOCK = (
+    Path(".snakemake") / "rlvr.flock"
+)  # an OS lock (flock) held by the executing run
+
+
 def clear_stale_locks():
     """Remove Snakemake's directory locks if they outlived the run that took them.
 
     A run killed with SIGKILL leaves .snakemake/locks behind and every later run would refuse
-    to start. Each main Snakemake process here holds an OS lock (flock) on .snakemake/rlvr.flock
-    for as long as it lives; the kernel drops it when the process dies, however it dies. Whoever
-    can take it knows no other run is alive in this directory, so leftover locks are stale.
-    Returns the open lock file (keep it referenced), or None if another run holds it.
+    to start. The run that executes jobs here holds an OS lock on .snakemake/rlvr.flock for as
+    long as it lives (take_run_lock); the kernel drops it when the process dies, however it
+    dies. Whoever can take it knows no run is executing in this directory, so leftover locks
+    are stale.
     """
     import fcntl
 
     if not workflow.is_main_process:
-        return None
-    state = Path(".snakemake")
-    state.mkdir(exist_ok=True)
-    handle = open(state / "rlvr.flock", "w")
+        return
+    RUN_LOCK.parent.mkdir(exist_ok=True)
+    with open(RUN_LOCK, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # a run is executing here: its locks are not stale
+        for stale in (RUN_LOCK.parent / "locks").glob("*.lock"):
+            stale.unlink()
+
+
+clear_stale_locks()
+
+
+def take_run_lock():
+    """At the start of execution (onstart; not in a dry run): hold the OS lock for the rest of
+    this process, or refuse to run if another run holds it, naming it, whatever `snakemake
+    --unlock` did to Snakemake's own lock files in between."""
+    import fcntl
+    import time
+
+    global _held
+    handle = open(RUN_LOCK, "a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
         handle.close()
-        return None  # another run is alive here: Snakemake's own lock refuses this one
-    for stale in (state / "locks").glob("*.lock"):
-        stale.unlink()
-    return handle
-
-
-RUN_LOCK = clear_stale_locks()
+        raise WorkflowError(
+            f"another snakemake is running in this directory ({holder}); "
+            "wait for it to end: one run per directory (snakemake --unlock does not change that)"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+    handle.flush()
+    _held = handle  # open for as long as this process lives
