@@ -86,3 +86,33 @@ def test_compute_jobs_import_neither_pandas_nor_matplotlib_nor_snakemake(tmp_pat
     )
     out = run([PYTHON, "-c", code]).stdout
     assert "HEAVY []" in out
+
+
+def test_a_flipped_bit_anywhere_is_refused_or_changes_nothing_read(tmp_path):
+    """Every bit of a small file flipped in turn: the read either refuses the file, naming it
+    (a page checksum, the content hash, or an unreadable footer), or returns the same table;
+    never a silently different one."""
+    path, damaged = tmp_path / "t.parquet", tmp_path / "damaged.parquet"
+    table = io.write_table(path, {"x": np.linspace(0, 1, 7), "name": list("abcdefg"), "k": np.arange(7)})
+    data = path.read_bytes()
+    refused = 0
+    for pos in range(len(data)):
+        for bit in range(8):
+            flipped = bytearray(data)
+            flipped[pos] ^= 1 << bit
+            damaged.write_bytes(flipped)
+            try:
+                assert io.read_arrow(damaged).equals(table), (pos, bit)
+            except io.InputError as err:
+                assert str(damaged) in str(err) and "delete it and rerun" in str(err)
+                refused += 1
+    assert refused > 0.5 * 8 * len(data)  # the rest fall in bytes no reader uses (file metadata)
+
+
+def test_a_file_without_a_checksum_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"x": [1.0]}), tmp_path / "foreign.parquet")
+    with pytest.raises(io.InputError, match="foreign.parquet: has no rlvr checksum"):
+        io.read_arrow(tmp_path / "foreign.parquet")
