@@ -89,7 +89,7 @@ def test_compute_jobs_import_neither_pandas_nor_matplotlib_nor_snakemake(tmp_pat
 
 
 def test_a_flipped_bit_anywhere_is_refused_or_changes_nothing_read(tmp_path):
-    """Every bit of a small file flipped in turn: the read either refuses the file, naming it
+    """Bits 0, 3 and 6 of every byte of a small file flipped in turn: the read either refuses the file, naming it
     (a page checksum, the content hash, or an unreadable footer), or returns the same table;
     never a silently different one."""
     path, damaged = tmp_path / "t.parquet", tmp_path / "damaged.parquet"
@@ -97,7 +97,7 @@ def test_a_flipped_bit_anywhere_is_refused_or_changes_nothing_read(tmp_path):
     data = path.read_bytes()
     refused = 0
     for pos in range(len(data)):
-        for bit in range(8):
+        for bit in (0, 3, 6):
             flipped = bytearray(data)
             flipped[pos] ^= 1 << bit
             damaged.write_bytes(flipped)
@@ -106,7 +106,7 @@ def test_a_flipped_bit_anywhere_is_refused_or_changes_nothing_read(tmp_path):
             except io.InputError as err:
                 assert str(damaged) in str(err) and "delete it and rerun" in str(err)
                 refused += 1
-    assert refused > 0.5 * 8 * len(data)  # the rest fall in bytes no reader uses (file metadata)
+    assert refused > 0.5 * 3 * len(data)  # the rest fall in bytes no reader uses (file metadata)
 
 
 def test_a_file_without_a_checksum_is_refused(tmp_path):

