@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -85,6 +86,32 @@ def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_p
         assert pq.read_table(tmp_path / "results" / name).equals(pq.read_table(in_process / name)), name
 
 
+def listening_sockets(session):
+    """Sockets in the listening state held by any process of this session (Linux /proc)."""
+    inodes = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[3]) != session:  # field 6: session id
+                continue
+            for fd in (stat.parent / "fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except (OSError, IndexError, ValueError):
+            continue  # a process that ended meanwhile
+    listening = []
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[3], 16) & 0x10000 and fields[6] in inodes:  # __SO_ACCEPTCON: listening
+            listening.append(line)
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # TCP_LISTEN
+                listening.append(line)
+    return listening
+
+
 def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
     before = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
     cfg = yaml.safe_load(TINY.read_text())
@@ -97,6 +124,7 @@ def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
                               "-c2", "--directory", str(work)], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, start_new_session=True)
     assert wait_for(lambda: any((work / ".snakemake" / "locks").glob("*.lock")), first)
+    assert listening_sockets(first.pid) == []  # nothing of the run (Snakemake, jobs) listens
     second = snakemake(work, "-c2", config=slow, check=False)
     assert second.returncode != 0
     assert "cannot be locked" in second.stdout + second.stderr
@@ -104,6 +132,7 @@ def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
     snakemake(work, "--unlock", config=slow)
     third = snakemake(work, "-c1", config=slow, check=False)
     assert first.poll() is None, "the first run ended too early for this test"
+    assert listening_sockets(first.pid) == []
     assert third.returncode != 0, third.stdout + third.stderr
     assert f"another snakemake is running in this directory (pid {first.pid}" in third.stdout + third.stderr
     snakemake(work, "-n", config=slow)  # a dry run beside it is fine: it executes nothing
@@ -182,3 +211,18 @@ def test_gradient_cases_the_schema_accepts_draw_every_figure(tmp_path, cases):
     names = ["gradient_estimators", "bias_vs_p"]  # the figures of the gradient cases
     assert [p.name for p in write_figures(frames, tmp_path, names)] == [f"{n}.png" for n in names]
     write_tables(frames, tmp_path / "tables")
+
+
+def test_listening_sockets_sees_a_listener():
+    """The check above can fail: a process that listens on a unix and a TCP socket is seen."""
+    code = ("import socket, sys, time\n"
+            "u = socket.socket(socket.AF_UNIX); u.bind('\\0rlvr-test-listener'); u.listen()\n"
+            "t = socket.socket(); t.bind(('127.0.0.1', 0)); t.listen()\n"
+            "print('ready', flush=True); time.sleep(30)\n")
+    proc = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        assert len(listening_sockets(proc.pid)) == 2
+    finally:
+        proc.kill()
+        proc.wait()
