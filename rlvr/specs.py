@@ -26,9 +26,10 @@ class TrainRow:
     eval_every: int  # pass@1 recorded every this many steps
     k: tuple  # exact pass@k of the trained policies for these k
 
-    # the fields that name the row; seeds and the shared settings are not part of its name, so
-    # adding a seed reruns this row's job under the same path
-    ID = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "steps", "max_rounds")
+    # the columns that identify the row in each of its Parquet tables (runs, curves, passk_trained);
+    # with steps they also name its files: seeds and the shared settings do not, so adding a seed
+    # reruns this row's job under the same path
+    COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds")
 
     @property
     def path(self):

@@ -166,9 +166,7 @@ def row_columns(task, row):
     outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
                        reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
                        max_rounds=row.max_rounds)
-    ident = {"experiment": row.experiment, "method": row.method, "lr": row.lr,
-             "reward_offset": row.reward_offset, "G": row.G,
-             "prompts_per_step": row.prompts_per_step, "max_rounds": row.max_rounds}
+    ident = {name: getattr(row, name) for name in row.COLUMNS}
     names = list(LEVEL_KEYS) + ["all"]
     tables = ([], [], [])
     for seed, out in zip(row.seeds, outs):
