@@ -5,6 +5,7 @@ killed job never leaves a partial result that a later run would trust. Reads che
 columns and turn any failure into an error that names the file.
 """
 
+import glob
 import os
 import sys
 from pathlib import Path
@@ -64,6 +65,8 @@ def _write_durably(path, data):
     a crash or a power loss path holds the old file or the new one, never a partial one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # left by a killed writer
+        stale.unlink(missing_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
