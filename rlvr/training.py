@@ -119,9 +119,9 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         kept_groups += sizes
         if len(prompt_of):
             if batch_estimator:  # batch statistics are per seed: one call per seed's rows
-                bounds = np.cumsum(sizes)[:-1]
-                A = np.concatenate([advantages(r_s, method, pi=pi_s, offset=reward_offset)
-                                    for r_s, pi_s in zip(np.split(r_b, bounds), np.split(pi_b, bounds))])
+                parts = zip(*(np.split(x, np.cumsum(sizes)[:-1]) for x in (r_b, pi_b, V[seed_of, prompt_of])))
+                A = np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset)
+                                    for r_s, pi_s, v_s in parts])
             else:
                 A = advantages(r_b, method, baseline=V[seed_of, prompt_of], pi=pi_b,
                                offset=reward_offset)  # [R, G]
