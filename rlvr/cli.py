@@ -34,10 +34,10 @@ def cmd_task(a):
 
 def cmd_reference(a):
     from .metrics import reference_columns
-    from .task import task_from_columns
+    from .task import read_task
 
     spec = json.loads(a.spec)
-    task = task_from_columns(io.read_table(a.task, required=("level", "logit_0", "logit_1")))
+    task = read_task(a.task)
     io.write_table(a.out, reference_columns(task, spec["k"], spec["n_samples"], spec["seed"]))
     log(f"reference pass@k for k = {spec['k']} -> {a.out}")
 
@@ -53,21 +53,21 @@ def cmd_exact(a):
 def cmd_gradstats(a):
     from .gradstats import gradstat_job_columns
     from .specs import GradStatJob, from_json
-    from .task import task_from_columns
+    from .task import read_task
 
     job = from_json(GradStatJob, a.spec)
-    task = task_from_columns(io.read_table(a.task, required=("level", "logit_0", "logit_1")))
+    task = read_task(a.task)
     io.write_table(a.out, gradstat_job_columns(task, job))
     log(f"gradient stats of {job.method}: {len(job.cases)} cases x {job.n_reps} reps -> {a.out}")
 
 
 def cmd_train(a):
     from .specs import TrainRow, from_json
-    from .task import task_from_columns
+    from .task import read_task
     from .training import row_columns
 
     row = from_json(TrainRow, a.spec)
-    task = task_from_columns(io.read_table(a.task, required=("level", "logit_0", "logit_1")))
+    task = read_task(a.task)
     t0 = time.perf_counter()
     summary, curve, passk = row_columns(task, row)
     io.write_table(a.curve, curve)
@@ -206,7 +206,3 @@ def main(argv=None):
         print(f"rlvr {args.command}: error: {err}", file=sys.stderr)
         return 2
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

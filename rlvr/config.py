@@ -268,27 +268,30 @@ def train_rows(cfg):
     return rows
 
 
+# each demo: its table, its report figures with their report category, and the config section
+# whose `enabled` turns it off (None: always on)
+DEMOS = (
+    ("demo1_reference", ("passk_by_level",), "1 reference model", None),
+    ("demo2_gradients", ("gradient_estimators", "bias_vs_p"), "2 gradient estimators", None),
+    ("demo3_training", ("learning_curves",), "3 training", None),
+    ("demo4_group_size", ("group_size",), "4 group size", None),
+    ("demo5_dynamic_sampling", ("dynamic_sampling",), "5 dynamic sampling", "dynamic_sampling"),
+    ("demo6_passk_after_training", ("passk_trained",), "6 pass@k after training", None),
+    ("demo7_lr_sweep", ("lr_sweep",), "7 learning-rate sweep", "lr_sweep"),
+)
+
+
+def _asked_for(cfg, section):
+    return cfg is None or section is None or cfg[section]["enabled"]
+
+
 def demos(cfg):
-    """The tables the config asks for: demos 1-6, 5 only with dynamic sampling, and the lr sweep."""
-    names = ["demo1_reference", "demo2_gradients", "demo3_training", "demo4_group_size"]
-    if cfg["dynamic_sampling"]["enabled"]:
-        names.append("demo5_dynamic_sampling")
-    names.append("demo6_passk_after_training")
-    if cfg["lr_sweep"]["enabled"]:
-        names.append("demo7_lr_sweep")
-    return names
+    """The tables the config asks for (a disabled demo has none)."""
+    return [table for table, _, _, section in DEMOS if _asked_for(cfg, section)]
 
 
 def figures(cfg=None):
     """The report figures the config asks for (None: every figure there is), as
     (name, report category)."""
-    every = cfg is None
-    out = [("passk_by_level", "1 reference model"), ("gradient_estimators", "2 gradient estimators"),
-           ("bias_vs_p", "2 gradient estimators"), ("learning_curves", "3 training"),
-           ("group_size", "4 group size")]
-    if every or cfg["dynamic_sampling"]["enabled"]:
-        out.append(("dynamic_sampling", "5 dynamic sampling"))
-    out.append(("passk_trained", "6 pass@k after training"))
-    if every or cfg["lr_sweep"]["enabled"]:
-        out.append(("lr_sweep", "7 learning-rate sweep"))
-    return out
+    return [(name, category) for _, names, category, section in DEMOS if _asked_for(cfg, section)
+            for name in names]

@@ -60,9 +60,9 @@ def content_hash(table):
     return h.hexdigest()
 
 
-def _write_durably(path, data):
-    """Write bytes under a temporary name, fsync, rename over path, fsync the directory: after
-    a crash or a power loss path holds the old file or the new one, never a partial one."""
+def write_bytes(path, data):
+    """Write bytes under a temporary name, fsync, rename over path, fsync the directory: path
+    holds the old file or the new one, never a partial one, even after a crash or power loss."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # left by a killed writer
@@ -95,12 +95,7 @@ def write_arrow(path, table):
     # mislead a query engine's filter pushdown (duckdb) without anyone noticing
     pq.write_table(table.replace_schema_metadata(metadata), sink, write_page_checksum=True,
                    write_statistics=False)
-    _write_durably(path, sink.getvalue().to_pybytes())
-
-
-def write_bytes(path, data):
-    """Write bytes to path atomically and durably: complete under its final name, or absent."""
-    _write_durably(path, data)
+    write_bytes(path, sink.getvalue().to_pybytes())
 
 
 def read_arrow(path, required=()):

@@ -7,6 +7,7 @@ is Normal(level_logodds[k], logodds_spread). Wrong answers get Normal(0, 1) logi
 
 import numpy as np
 
+from . import io
 from .policy import softmax
 
 LEVEL_KEYS = ("very_hard", "hard", "medium", "easy")  # ids used in files and tables
@@ -59,3 +60,8 @@ def task_from_columns(cols):
     logits = np.stack([np.asarray(cols[f"logit_{j}"], float) for j in range(M)], axis=1)
     level = np.asarray(cols["level"], dtype=np.int64)
     return {"P": len(level), "M": M, "level": level, "logits": logits, "n_levels": len(LEVEL_KEYS)}
+
+
+def read_task(path):
+    """The task mapping from its Parquet file (task_columns' output); InputError naming the file."""
+    return task_from_columns(io.read_table(path, required=("level", "logit_0", "logit_1")))

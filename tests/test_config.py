@@ -143,3 +143,13 @@ def test_config_file_errors_name_the_file(tmp_path):
     bad.write_text("- a list\n")
     with pytest.raises(ConfigError, match="must hold a mapping"):
         load_config(bad)
+
+
+def test_the_demo_table_names_what_render_and_figures_draw():
+    """config.DEMOS (which tables and figures a config asks for) and the renderers agree."""
+    from rlvr.config import DEMOS
+    from rlvr.figures import FIGURES
+    from rlvr.render import DEMO_NAMES
+
+    assert [table for table, *_ in DEMOS] == list(DEMO_NAMES)
+    assert sorted(name for _, names, _, _ in DEMOS for name in names) == sorted(FIGURES)
