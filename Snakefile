@@ -23,6 +23,7 @@ wildcard_constraints:
 
 onstart:
     take_run_lock()  # one executing run per directory (workflow/rules/common.smk)
+    say_what_runs()
 
 
 rule all:

@@ -108,6 +108,14 @@ def _read_frames(a):
 FRAMES = ("reference", "gradstats", "exact", "runs", "curves", "passk")
 
 
+def cmd_config(a):
+    """Check a config and say what it asks for, computing nothing."""
+    from . import config as C
+
+    cfg = C.load_config(a.config)  # ConfigError names the file and line, or the key
+    print("\n".join(C.summary(cfg)))
+
+
 def cmd_all(a):
     """Every stage in this process: print the tables; optionally write the Parquet files and
     the figures, exactly as the pipeline would."""
@@ -140,6 +148,10 @@ def build_parser():
     s.add_argument("--results", help="also write the Parquet results to this directory")
     s.add_argument("--figures", help="also write the report figures (PNG) to this directory")
     s.set_defaults(fn=cmd_all)
+
+    s = sub.add_parser("config", help="check a config file and say what it asks for (nothing is computed)")
+    s.add_argument("--config", help="YAML merged over config/config.yaml, as snakemake --configfile does")
+    s.set_defaults(fn=cmd_config)
 
     def job(name, fn, help, inputs=(), outputs=("out",)):
         s = sub.add_parser(name, help=help)

@@ -102,13 +102,17 @@ def validate_config(config):
         if not ok:
             problems.append(f"config key {key}: {message}")
 
-    def check_method(key, method, Gs):
-        if method not in ESTIMATORS:
-            need(False, key, f"unknown method {method!r}; allowed: {', '.join(ESTIMATORS)}")
-            return
-        for G in Gs:
-            need(G >= ESTIMATORS[method].min_G, key,
-                 f"method {method!r} needs G >= {ESTIMATORS[method].min_G}, got G = {G}")
+    def check_method(key, method):
+        need(method in ESTIMATORS, key, f"unknown method {method!r}; allowed: {', '.join(ESTIMATORS)}")
+
+    def check_G(key, G, methods):
+        """One error for a group size too small for the methods that use it, blaming the G."""
+        small = {}  # least G -> the methods that need it
+        for m in dict.fromkeys(methods):
+            if m in ESTIMATORS and G < ESTIMATORS[m].min_G:
+                small.setdefault(ESTIMATORS[m].min_G, []).append(m)
+        need(not small, key, f"G = {G} is too small: " + "; ".join(
+            f"{', '.join(ms)} need{'s' if len(ms) == 1 else ''} G >= {g}" for g, ms in small.items()))
 
     def check_finite(key, x):
         need(math.isfinite(x), key, f"{x} is not a finite number")
@@ -122,7 +126,7 @@ def validate_config(config):
     gs = cfg["gradient_stats"]
     for i, case in enumerate(gs["cases"]):
         for j, m in enumerate(case["methods"]):
-            check_method(f"gradient_stats.cases[{i}].methods[{j}]", m, [gs["G"]])
+            check_method(f"gradient_stats.cases[{i}].methods[{j}]", m)
         for j, x in enumerate(case["reward_offsets"]):
             check_finite(f"gradient_stats.cases[{i}].reward_offsets[{j}]", x)
 
@@ -133,8 +137,10 @@ def validate_config(config):
         need(ex["prompts_per_step"] <= task["P"], f"{name}.prompts_per_step",
              f"{ex['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
         seen = {}
-        for row, keys in expand_rows(ex["rows"], name):
-            check_method(keys["method"], row["method"], [ex["G"]])
+        rows = list(expand_rows(ex["rows"], name))
+        check_G(f"{name}.G", ex["G"], [row["method"] for row, _ in rows])
+        for row, keys in rows:
+            check_method(keys["method"], row["method"])
             check_finite(keys["lr"], row["lr"])
             check_finite(keys["reward_offset"], row["reward_offset"])
             ident = (row["method"], float(row["lr"]), float(row["reward_offset"]))
@@ -142,24 +148,28 @@ def validate_config(config):
             seen.setdefault(ident, keys["row"])
 
     gz = cfg["group_size"]
-    check_method("group_size.method", gz["method"], gz["G"])
+    check_method("group_size.method", gz["method"])
     check_finite("group_size.lr", gz["lr"])
     check_finite("group_size.reward_offset", gz["reward_offset"])
     for i, G in enumerate(gz["G"]):
         key = f"group_size.G[{i}]"
+        check_G(key, G, [gz["method"]])
         if G > gz["answers_per_step"] or gz["answers_per_step"] % G:
             need(False, key, f"G = {G} must divide group_size.answers_per_step = {gz['answers_per_step']}")
         elif gz["answers_per_step"] // G > task["P"]:
             need(False, key, f"G = {G} gives {gz['answers_per_step'] // G} prompts per step, "
                  f"more than task.P = {task['P']}")
     ds = cfg["dynamic_sampling"]
-    check_method("dynamic_sampling.method", ds["method"], [ds["G"]])
+    check_method("dynamic_sampling.method", ds["method"])
+    check_G("dynamic_sampling.G", ds["G"], [ds["method"]])
     check_finite("dynamic_sampling.lr", ds["lr"])
     check_finite("dynamic_sampling.reward_offset", ds["reward_offset"])
     need(ds["prompts_per_step"] <= task["P"], "dynamic_sampling.prompts_per_step",
          f"{ds['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
     for i, m in enumerate(gs["exact_curve"]["methods"]):
-        check_method(f"gradient_stats.exact_curve.methods[{i}]", m, [gs["G"]])
+        check_method(f"gradient_stats.exact_curve.methods[{i}]", m)
+    check_G("gradient_stats.G", gs["G"], [*gs["exact_curve"]["methods"],
+                                          *(m for case in gs["cases"] for m in case["methods"])])
     if problems:
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
     return cfg
@@ -295,3 +305,37 @@ def figures(cfg=None):
     (name, report category)."""
     return [(name, category) for _, names, category, section in DEMOS if _asked_for(cfg, section)
             for name in names]
+
+
+def summary(cfg, to_run=None, default=DEFAULT_CONFIG):
+    """Lines saying what a config asks for: per experiment, rows x seeds and jobs, so that a row
+    a --configfile dropped is visible before anything runs. to_run: {experiment or
+    "gradient_stats": the jobs that will run now} (None: not known). A row list shorter than the
+    default config's is pointed out: a --configfile list replaces the default's, never extends it."""
+    base = {}
+    if default and Path(default).is_file():
+        for r in train_rows(validate_config(read_yaml(default))):
+            base[r.experiment] = base.get(r.experiment, 0) + 1
+    by_experiment = {}
+    for r in train_rows(cfg):
+        by_experiment.setdefault(r.experiment, []).append(r)
+
+    def jobs(name, total):
+        if to_run is None:
+            return f"{total} jobs"
+        return f"{to_run.get(name, 0)} of {total} jobs to run"
+
+    n_jobs = len(gradstat_jobs(cfg))
+    lines = [f"{'gradient_stats':<16} {len(gradstat_cases(cfg)):3d} cases of {n_jobs:2d} methods"
+             f"{'':11}{jobs('gradient_stats', n_jobs)}"]
+    for name, rows in by_experiment.items():
+        runs = sum(len(r.seeds) for r in rows)
+        seeds = {len(r.seeds) for r in rows}
+        seeds = f"{seeds.pop():2d} seeds" if len(seeds) == 1 else "   seeds"
+        lines.append(f"{name:<16} {len(rows):3d} rows x {seeds} = {runs:4d} runs  {jobs(name, len(rows))}")
+        if len(rows) < base.get(name, 0):
+            lines.append(f"{'':17}note: {Path(default).name} has {base[name]} rows here: a list in "
+                         "--configfile replaces the default list, it does not extend it")
+    for name in base.keys() - by_experiment.keys():
+        lines.append(f"{name:<16} off")
+    return lines

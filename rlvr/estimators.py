@@ -2,7 +2,7 @@
 
 Every estimator is one function in ESTIMATORS. To add one, write
 
-    @estimator("my_method")
+    @estimator("my_method", label="my method")
     def my_method(r, ctx):
         return ...  # [n, G]
 
@@ -11,7 +11,8 @@ per-prompt value V), `pi` [n, M] (the policy's probabilities, answer 0 correct),
 (the constant reward offset: r = 1{correct} + offset) and `weights` [n] (how much each row
 counts in batch statistics: None for equal weights; the exact moments in rlvr/exact.py pass
 the probability of each row's reward pattern, so batch statistics become population ones).
-Declare what an estimator reads with `needs=`, and `batch=True` if it looks across rows.
+Declare what an estimator reads with `needs=`, and `batch=True` if it looks across rows;
+`label=` names it in figures and `family=` (one of FAMILIES) picks its hue there.
 """
 
 from typing import NamedTuple
@@ -36,14 +37,23 @@ class Spec(NamedTuple):
     min_G: int  # smallest group size the estimator is defined for
     needs: tuple  # Context fields it reads
     batch: bool  # whether A of one group depends on the other groups in the batch
+    label: str  # its name in figures and tables
+    family: str  # one of FAMILIES: sets its hue in every figure (rlvr/style.py)
 
 
 ESTIMATORS: dict[str, Spec] = {}
+# families of estimators; a figure gives each family related hues (rlvr/style.py)
+FAMILIES = ("no baseline", "baseline", "group-normalised", "batch-normalised", "pass@k", "other")
 
 
-def estimator(name, min_G=1, needs=(), batch=False):
+def estimator(name, min_G=1, needs=(), batch=False, label=None, family="other"):
+    """Register fn(r, ctx) -> A under `name`; `label` (default: the name) is how figures and
+    tables call it, `family` the hue it gets (a user's estimator: "other")."""
+    if family not in FAMILIES:
+        raise ValueError(f"estimator {name!r}: family {family!r} is not one of {', '.join(FAMILIES)}")
+
     def register(fn):
-        ESTIMATORS[name] = Spec(fn, min_G, needs, batch)
+        ESTIMATORS[name] = Spec(fn, min_G, needs, batch, label or name, family)
         return fn
 
     return register
@@ -65,32 +75,32 @@ def _batch_mean_std(x, weights):
     return mean, np.sqrt(var)
 
 
-@estimator("none")
+@estimator("none", label="REINFORCE (no baseline)", family="no baseline")
 def reinforce(r, ctx):
     """REINFORCE, no baseline: A = r."""
     return r.copy()
 
 
-@estimator("learned", needs=("baseline",))
+@estimator("learned", needs=("baseline",), label="learned baseline", family="baseline")
 def learned_baseline(r, ctx):
     """A = r - V(prompt), with V learned across steps by the caller."""
     return r - ctx.baseline[:, None]
 
 
-@estimator("rloo", min_G=2)
+@estimator("rloo", min_G=2, label="RLOO", family="baseline")
 def rloo(r, ctx):
     """Leave-one-out: A_i = r_i - mean of the other G-1 rewards (unbiased)."""
     G = r.shape[1]
     return r - (r.sum(axis=1, keepdims=True) - r) / (G - 1)
 
 
-@estimator("group", min_G=2)
+@estimator("group", min_G=2, label="group mean", family="baseline")
 def group_mean(r, ctx):
     """A_i = r_i - mean(r): includes r_i in its own baseline, so E[A] shrinks by (G-1)/G."""
     return r - _group_mean(r)
 
 
-@estimator("grpo", min_G=2)
+@estimator("grpo", min_G=2, label="GRPO", family="group-normalised")
 def grpo(r, ctx):
     """GRPO: (r_i - mean(r)) / (std(r) + EPS), population std (ddof=0) as the lecture."""
     return (r - _group_mean(r)) / (r.std(axis=1, keepdims=True) + EPS)
@@ -99,19 +109,20 @@ def grpo(r, ctx):
 # --- the field's variants (TRL GRPOTrainer, verl, OpenRLHF) --------------------------------
 
 
-@estimator("dr_grpo", min_G=2)
+@estimator("dr_grpo", min_G=2, label="Dr. GRPO", family="baseline")
 def dr_grpo(r, ctx):
     """Dr. GRPO (TRL scale_rewards="none", OpenRLHF dr_grpo): group mean, no std division."""
     return r - _group_mean(r)
 
 
-@estimator("grpo_unbiased_std", min_G=2)
+@estimator("grpo_unbiased_std", min_G=2, label="GRPO (N−1 std)", family="group-normalised")
 def grpo_unbiased_std(r, ctx):
     """GRPO with the N-1 std, as TRL, verl and OpenRLHF compute it."""
     return (r - _group_mean(r)) / (r.std(axis=1, ddof=1, keepdims=True) + EPS)
 
 
-@estimator("batch_std", min_G=2, needs=("weights",), batch=True)
+@estimator("batch_std", min_G=2, needs=("weights",), batch=True, label="batch std",
+           family="batch-normalised")
 def batch_std(r, ctx):
     """Group mean subtracted, divided by the std of all rewards in the batch (TRL
     scale_rewards="batch"; population std here, TRL's N-1 differs by O(1/(nG)))."""
@@ -119,7 +130,8 @@ def batch_std(r, ctx):
     return (r - _group_mean(r)) / (std + EPS)
 
 
-@estimator("reinforce_pp_baseline", min_G=2, needs=("weights",), batch=True)
+@estimator("reinforce_pp_baseline", min_G=2, needs=("weights",), batch=True,
+           label="REINFORCE++ baseline", family="batch-normalised")
 def reinforce_pp_baseline(r, ctx):
     """REINFORCE++ with baseline (verl, OpenRLHF): group mean subtracted, then the
     centred rewards whitened over the whole batch."""
@@ -128,13 +140,13 @@ def reinforce_pp_baseline(r, ctx):
     return (x - mean) / (std + EPS)
 
 
-@estimator("oracle", needs=("pi", "offset"))
+@estimator("oracle", needs=("pi", "offset"), label="oracle baseline", family="baseline")
 def oracle(r, ctx):
     """The true value as baseline: V = E[r] = p + offset (unbiased, not available in practice)."""
     return r - (ctx.pi[:, 0] + ctx.offset)[:, None]
 
 
-@estimator("optimal", needs=("pi", "offset"))
+@estimator("optimal", needs=("pi", "offset"), label="optimal baseline", family="baseline")
 def optimal(r, ctx):
     """The constant baseline that minimises the total variance of the one-sample estimate
     (r - b)(e_y - π): b* = E[r |s|^2] / E[|s|^2], with |s|^2 = |e_y - π|^2 = 1 - 2π_y + |π|^2."""

@@ -4,8 +4,13 @@ from io import BytesIO
 from pathlib import Path
 
 import numpy as np
+from matplotlib.colors import to_rgb
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator
 
-from . import io
+from . import io, style
+from .estimators import ESTIMATORS, FAMILIES
 from .task import LEVEL_KEYS as LEVELS
 
 LEVEL_LABELS = {"very_hard": "very hard", "hard": "hard", "medium": "medium", "easy": "easy",
@@ -18,217 +23,353 @@ def _plt():
     matplotlib.use("Agg")  # files only, no screen
     import matplotlib.pyplot as plt
 
+    plt.rcParams.update(style.RC)
     return plt
 
 
-def _save(fig, path):
-    """Draw into memory, then write atomically: a figure is complete under its name or absent."""
+FORMATS = ("png", "pdf")  # PNG for the report and screens, PDF (vector) for papers
+
+
+def _save(fig, outdir, name):
+    """Write fig as name.png and name.pdf, each drawn into memory and then written atomically:
+    a figure is complete under its name or absent. No dates in the PDF: same bytes every run."""
     import matplotlib.pyplot as plt
 
-    fig.tight_layout()
-    buffer = BytesIO()
-    fig.savefig(buffer, dpi=120, format="png")
+    paths = []
+    for fmt in FORMATS:
+        buffer = BytesIO()
+        metadata = {"CreationDate": None} if fmt == "pdf" else {}
+        fig.savefig(buffer, format=fmt, metadata=metadata)
+        fig.set_layout_engine("none")  # laid out once: the next format reuses the positions
+        paths.append(Path(outdir) / f"{name}.{fmt}")
+        io.write_bytes(paths[-1], buffer.getvalue())
     plt.close(fig)
-    io.write_bytes(path, buffer.getvalue())
+    return paths
 
 
-def passk_by_level(ref, path):
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for level in list(LEVELS) + ["all"]:
+# --- shared helpers: one look for every figure (sizes and fonts from rlvr/style.py) ---
+
+def _subplots(nrows=1, ncols=1, height=2.4, **kw):
+    """A figure printed at its size in a paper: a column wide for one panel, a page wide for more."""
+    width = style.COLUMN if nrows * ncols == 1 else style.PAGE
+    return _plt().subplots(nrows, ncols, figsize=(width, height), layout="constrained", squeeze=False, **kw)
+
+
+def _tag(method):
+    """Colour and gid of whatever is drawn for a method (the tests find methods by the gid)."""
+    return {"color": style.colour(method), "gid": f"method:{method}"}
+
+
+def _gid(artists, method):
+    """Tag the parts of a container (bars, error bars), which plotting calls do not tag."""
+    for artist in artists:
+        artist.set_gid(f"method:{method}")
+
+
+def _family(method):
+    spec = ESTIMATORS.get(method)
+    return spec.family if spec else "other"
+
+
+def _over_seeds(frame, by, value):
+    """Mean over seeds per `by`, and the half-width of its 95% interval (NaN with one seed)."""
+    out = frame.groupby(by)[value].agg(mean="mean", sd="std", n="count")
+    out["ci"] = 1.96 * out["sd"] / np.sqrt(out["n"])
+    return out
+
+
+def _line(ax, x, s, method=None, **kw):
+    """The line s["mean"] and its 95% band s["ci"] (no band where it is undefined: one seed)."""
+    kw = {**(_tag(method) if method else {}), **kw}
+    line, = ax.plot(x, s["mean"], **kw)
+    if np.isfinite(s["ci"]).any():
+        ax.fill_between(x, s["mean"] - s["ci"], s["mean"] + s["ci"], color=line.get_color(),
+                        alpha=0.2, lw=0, gid=line.get_gid())
+    return line
+
+
+def _log_ticks(ax, values, base=2, most=5):
+    """Plain-number ticks at the values on a log axis, thinned so that no labels touch."""
+    values = sorted(set(values))
+    values = values[::-(-len(values) // most)]
+    ax.set_xscale("log", base=base)
+    ax.set_xticks(values, [f"{v:g}" for v in values])
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
+def _legend_below(fig, handles=None, ncol=2):
+    """The legend under the panels, never on the data."""
+    handles = handles or fig.axes[0].get_legend_handles_labels()[0]
+    fig.legend(handles=handles, loc="outside lower center", ncol=ncol)
+
+
+def _row_style(lr, offset, base_lr):
+    """Training rows of one method differ by line style: dotted with a reward offset, dash-dot at
+    another learning rate (dashed is the step-0 policy). Offset rows carry hollow markers too: a
+    row that the offset does not change (RLOO, GRPO) lies on its offset-0 row and must still show."""
+    ls = "-." if lr != base_lr else (":" if offset else "-")
+    return {"ls": ls, "lw": 1.1} | ({"marker": "o", "ms": 3, "mfc": "white", "markevery": 0.12} if offset else {})
+
+
+def _row_label(method, lr, offset, base_lr):
+    return (style.label(method) + (f", lr {lr:g}" if lr != base_lr else "")
+            + (f", offset {offset:g}" if offset else ""))
+
+
+def _training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
+    """Small multiples of the training rows: a column per estimator family (its methods differ in
+    shade of one hue), a row per level, line style = offset / lr, 95% band over seeds. extra(ax,
+    level, first) draws what every panel shares (the step-0 policy)."""
+    base_lr = tr["lr"].mode().iloc[0]  # the usual lr; rows at another one are dash-dot
+    order = {m: i for i, m in enumerate(dict.fromkeys(tr["method"]))}  # a method's rows together
+    rows = sorted(dict.fromkeys(zip(tr["method"], tr["lr"], tr["reward_offset"])),
+                  key=lambda r: (order[r[0]], r[2] != 0, r[1] != base_lr))
+    families = [f for f in FAMILIES if any(_family(m) == f for m, _, _ in rows)]
+    n_legend = max(sum(_family(m) == f for m, _, _ in rows) for f in families) + (extra is not None)
+    fig, axes = _subplots(len(levels), len(families), height=1.55 * len(levels) + 0.55 + 0.13 * n_legend,
+                          sharex=True, sharey="row")
+    for i, level in enumerate(levels):
+        groups = dict(list(tr[tr["level"] == level].groupby(["method", "lr", "reward_offset"])))
+        for j, family in enumerate(families):
+            ax = axes[i, j]
+            if extra:
+                extra(ax, level, first=j == 0)
+            for m, lr, off in rows:
+                if _family(m) == family and (m, lr, off) in groups:
+                    s = _over_seeds(groups[m, lr, off], x, y)
+                    _line(ax, s.index, s, m, **_row_style(lr, off, base_lr), label=_row_label(m, lr, off, base_lr))
+            if i == 0:
+                ax.set_title(family)
+        axes[i, 0].set_ylabel(ylabel.format(LEVEL_LABELS[level]))
+    for ax in axes[-1]:
+        ax.set_xlabel(xlabel)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), handlelength=1.8)  # under its column
+    return fig, axes
+
+
+# --- the figures ---
+
+def passk_by_level(ref):
+    fig, axes = _subplots(height=2.3)
+    ax = axes[0, 0]
+    levels = [lv for lv in LEVELS if lv in set(ref["level"])]
+    shades = _plt().cm.viridis(np.linspace(0, 0.8, len(levels)))  # levels are ordered: a sequential map
+    for level, colour in zip([*levels, "all"], [*shades, "0.45"]):
         sub = ref[ref["level"] == level].sort_values("k")
-        ax.plot(sub["k"], sub["pass_at_k"], marker="o", ls="--" if level == "all" else "-",
-                label=LEVEL_LABELS[level])
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("k (answers drawn)")
-    ax.set_ylabel("pass@k = 1 - (1 - p)^k")
-    ax.set_title("Reference model: pass@k by difficulty")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    _save(fig, path)
+        ax.plot(sub["k"], sub["pass_at_k"], marker="o", ms=2.5, color=colour,
+                ls="--" if level == "all" else "-", label=LEVEL_LABELS[level])
+    _log_ticks(ax, ref["k"], most=6)
+    ax.set_xlabel("k (answers drawn per prompt)")
+    ax.set_ylabel("exact pass@k (mean over prompts)")
+    ax.set_title("Reference model: pass@k = $1 - (1 - p)^k$")
+    handles = ax.get_legend_handles_labels()[0]
+    ax.legend(handles=[*handles[-2::-1], handles[-1]], loc="center left", bbox_to_anchor=(1.0, 0.5),
+              handlelength=1.8)  # top to bottom as the curves are
+    return fig
 
 
-def gradient_estimators(gs, path):
-    plt = _plt()
+def gradient_estimators(gs):
     # the probe level with the most methods (any config: one method, one level, missing cases)
     level = gs.groupby("level", sort=False)["method"].nunique().idxmax()
-    multi = gs[gs["level"] == level]
-    offsets = sorted(multi["reward_offset"].unique())
-    methods = list(dict.fromkeys(multi["method"]))
-    fig, (ax_mean, ax_std) = plt.subplots(1, 2, figsize=(10, 4))
-    width = 0.8 / max(1, len(offsets))
-    x = np.arange(len(methods))
-    for i, off in enumerate(offsets):
-        sub = multi[multi["reward_offset"] == off].set_index("method").reindex(methods)
-        ax_mean.bar(x + i * width, sub["grad_mean"], width, yerr=1.96 * sub["grad_mean_se"],
-                    capsize=3, label=f"reward offset {off:g}")
-        ax_std.bar(x + i * width, sub["grad_std"], width, label=f"reward offset {off:g}")
-    true = multi["true_grad"].iloc[0]
-    ax_mean.axhline(true, color="k", ls="--", lw=1, label="true gradient π(1-π)")
-    for ax, title in ((ax_mean, "mean of the correct-logit gradient (95% CI)"),
-                      (ax_std, "std of the correct-logit gradient")):
-        ax.set_xticks(x + width * (len(offsets) - 1) / 2, methods)
-        ax.set_title(title, fontsize=10)
-        ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize=8)
-    G, n = int(multi["G"].iloc[0]), int(multi["n_reps"].iloc[0])
-    fig.suptitle(f"Gradient estimators on a {LEVEL_LABELS[level]} prompt, G = {G}, {n} repetitions")
-    _save(fig, path)
+    probe = gs[gs["level"] == level]
+    methods = list(dict.fromkeys(probe["method"]))
+    offsets = sorted(probe["reward_offset"].unique())
+    row = {m: i for i, m in enumerate(methods)}  # one row per method, its offsets paired in it
+    fig, axes = _subplots(1, 2, height=1.1 + 0.22 * len(methods) * len(offsets) ** 0.5, sharey=True)
+    ax_mean, ax_std = axes[0]
+    h = 0.8 / len(offsets)
+    hatches = ["", "////", "....", "xxxx"]
+    for k, off in enumerate(offsets):  # the first offset solid, the others hatched and paler
+        sub = probe[probe["reward_offset"] == off]
+        y = np.array([row[m] for m in sub["method"]]) - 0.4 + h * (k + 0.5)
+        look = {"height": h, "hatch": hatches[k % 4], "lw": 0.6,
+                "color": [(*to_rgb(style.colour(m)), 1.0 if k == 0 else 0.35) for m in sub["method"]],
+                "edgecolor": [style.colour(m) for m in sub["method"]]}
+        bars = [ax_mean.barh(y, sub["grad_mean"], xerr=1.96 * sub["grad_mean_se"],
+                             error_kw={"ecolor": "black", "lw": 0.7, "capsize": 1.5}, **look),
+                ax_std.barh(y, sub["grad_std"], **look)]
+        for patches in bars:
+            for patch, m in zip(patches, sub["method"]):
+                _gid([patch], m)
+    true = probe["true_grad"].iloc[0]
+    ax_mean.axvline(true, color="black", ls=":", lw=1)
+    ax_mean.set_yticks(range(len(methods)), [style.label(m) for m in methods])
+    ax_mean.invert_yaxis()
+    ax_mean.set_xlabel("mean of ĝ (95% CI)")
+    ax_std.set_xlabel("standard deviation of ĝ")
+    for ax in (ax_mean, ax_std):
+        ax.grid(axis="y", visible=False)
+    G, n, p = int(probe["G"].iloc[0]), int(probe["n_reps"].iloc[0]), probe["p_correct"].iloc[0]
+    fig.suptitle(f"ĝ = gradient along the correct logit from one group, on a {LEVEL_LABELS[level]} prompt "
+                 f"(π(correct) = {p:.2f}), G = {G}, {n} repetitions", fontsize="medium")
+    grey = [Patch(facecolor=(0.4, 0.4, 0.4, 1.0 if k == 0 else 0.35), edgecolor="0.4", hatch=hatches[k % 4],
+                  label=f"reward offset {off:g}") for k, off in enumerate(offsets)]
+    _legend_below(fig, grey + [Line2D([], [], color="black", ls=":", lw=1, label="true gradient π(1−π)")],
+                  ncol=len(offsets) + 1)
+    return fig
 
 
-def learning_curves(curves, path):
-    plt = _plt()
-    tr = curves[(curves["experiment"] == "training") & (curves["level"].isin(["all", "very_hard"]))]
-    rows = list(dict.fromkeys(zip(tr["method"], tr["lr"], tr["reward_offset"])))
-    n_seeds = tr["seed"].nunique()
-    # mean and spread over seeds of every (level, row, step), in one pass over the frame
-    over_seeds = tr.groupby(["level", "method", "lr", "reward_offset", "step"])["pass1"]
-    mean_all, sd_all = over_seeds.mean(), over_seeds.std(ddof=1).fillna(0)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=False)
-    for ax, level in zip(axes, ["all", "very_hard"]):
-        for m, lr, off in rows:
-            mean = mean_all.loc[(level, m, lr, off)]  # [T], indexed by step
-            se = sd_all.loc[(level, m, lr, off)] / np.sqrt(n_seeds)
-            line, = ax.plot(mean.index, mean, lw=1.5, ls="-" if off == 0 else ":",
-                            label=f"{m}, lr {lr:g}, offset {off:g}")
-            ax.fill_between(mean.index, mean - 1.96 * se, mean + 1.96 * se, alpha=0.2,
-                            color=line.get_color())
-        ax.set_title(f"pass@1 on {LEVEL_LABELS[level]} (mean of {n_seeds} seeds, 95% band)",
-                     fontsize=10)
-        ax.set_xlabel("step")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("exact pass@1")
-    axes[1].legend(fontsize=7, loc="upper left")
-    _save(fig, path)
+def learning_curves(curves):
+    tr = curves[curves["experiment"] == "training"]
+    levels = [lv for lv in ("all", "very_hard") if lv in set(tr["level"])]
+    fig, _ = _training_grid(tr, levels, "step", "pass1", "exact pass@1, {}", "training step")
+    return fig
 
 
-def group_size(runs, path):
-    plt = _plt()
+def group_size(runs):
     gz = runs[runs["experiment"] == "group_size"]
-    stats = gz.groupby("G").agg(p=("final_pass1", "mean"), p_sd=("final_pass1", "std"),
-                                z=("zero_signal_frac", "mean"), z_sd=("zero_signal_frac", "std"),
-                                n=("seed", "nunique"))
-    se = 1.96 / np.sqrt(stats["n"])
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.errorbar(stats.index, stats["p"], yerr=stats["p_sd"].fillna(0) * se, marker="o",
-                label="final pass@1", capsize=3)
-    ax.errorbar(stats.index, stats["z"], yerr=stats["z_sd"].fillna(0) * se, marker="s",
-                label="share of groups with no signal", capsize=3)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(stats.index, [str(g) for g in stats.index])
-    ax.set_xlabel("group size G (answers per step fixed)")
-    ax.set_title(f"Group size at {int(gz['G'].iloc[0] * gz['prompts_per_step'].iloc[0])} "
-                 f"answers per step ({int(stats['n'].min())} seeds, 95% CI)", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    _save(fig, path)
+    fig, axes = _subplots(1, 2, height=2.5, sharex=True)
+    ax_p, ax_z = axes[0]
+    for m, sub in gz.groupby("method", sort=False):
+        p, z = _over_seeds(sub, "G", "final_pass1"), _over_seeds(sub, "G", "zero_signal_frac")
+        for ax, s, fmt in ((ax_p, p, "o-"), (ax_z, z, "o")):
+            _gid(ax.errorbar(s.index, s["mean"], yerr=s["ci"].fillna(0), fmt=fmt, capsize=2, ms=3.5,
+                             label="observed (mean over seeds, 95% CI)", **_tag(m)).get_children(), m)
+        # predicted from the policy at each step: a group has no signal when its G rewards are equal
+        pred = sub.groupby("G")["zero_signal_pred_frac"].mean()
+        ax_z.plot(pred.index, pred, ls="--", lw=1, **_tag(m),
+                  label="predicted: mean over the groups drawn of $p^G + (1 - p)^G$")
+    _log_ticks(ax_p, gz["G"], most=8)
+    for ax, title, ylabel in ((ax_p, "pass@1 after training", "final exact pass@1, all prompts"),
+                              (ax_z, "groups with all-equal rewards (no signal)", "share of groups")):
+        ax.set(title=title, ylabel=ylabel, xlabel="group size G")
+    answers = int(gz["G"].iloc[0] * gz["prompts_per_step"].iloc[0])
+    n = gz["seed"].nunique()
+    fig.suptitle(f"{', '.join(map(style.label, gz['method'].unique()))} at {answers} answers per step "
+                 f"({n} seed{'s' * (n > 1)})", fontsize="medium")
+    _legend_below(fig, ax_z.get_legend_handles_labels()[0][::-1], ncol=2)
+    return fig
 
 
-def bias_vs_p(exact, gs, path):
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    mc = gs[gs["reward_offset"] == 0]
-    for method, sub in exact.groupby("method", sort=False):
-        line, = ax.plot(sub["p"], sub["mean_over_true"], lw=1.5, label=method)
-        pts = mc[mc["method"] == method]
-        if len(pts):
-            ax.errorbar(pts["p_correct"], pts["mean_over_true"], yerr=1.96 * pts["grad_mean_se"] / pts["true_grad"],
-                        fmt="o", ms=4, color=line.get_color(), capsize=2)
+def bias_vs_p(exact, gs):
+    fig, axes = _subplots(height=4.0)
+    ax = axes[0, 0]
+    curves = {m: s.sort_values("p") for m, s in exact.groupby("method", sort=False)}
+    # estimators with the same curve (the unbiased ones all at 1) take turns along it: each is
+    # dashed, its dashes shifted, so that every colour shows
+    same = {}
+    for m, s in curves.items():
+        same.setdefault(tuple(s["mean_over_true"].round(6)), []).append(m)
+    for members in same.values():
+        for i, m in enumerate(members):
+            n = len(members)
+            ax.plot(curves[m]["p"], curves[m]["mean_over_true"], label=style.label(m), **_tag(m),
+                    ls="-" if n == 1 else (2.5 * i, (2.5, 2.5 * (n - 1))))
+    unbiased = next((ms for key, ms in same.items() if len(ms) > 1 and np.allclose(key, 1)), [])
+    if unbiased:
+        ax.annotate(f"{len(unbiased)} unbiased estimators, all = 1", (0.5, 1.0), xytext=(0, 3),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=7)
+    # demo 2's Monte Carlo estimates, spread sideways (in logit) where several share a prompt
+    mc, labelled = gs[gs["reward_offset"] == 0], set(curves)
+    for _, probe in mc.groupby("level", sort=False):
+        shift = (np.arange(len(probe)) - (len(probe) - 1) / 2) * 0.12
+        x = 1 / (1 + (1 / probe["p_correct"] - 1) * np.exp(-shift))
+        for xi, r in zip(x, probe.itertuples()):
+            bars = ax.errorbar(xi, r.mean_over_true, yerr=1.96 * r.grad_mean_se / r.true_grad, fmt="o",
+                               ms=2.5, capsize=1.5, mec="white", mew=0.3, **_tag(r.method),
+                               label=None if r.method in labelled else style.label(r.method) + " (Monte Carlo)")
+            labelled.add(r.method)  # a method without a curve: a legend entry for its points
+            _gid(bars.get_children(), r.method)
     G = int(exact["G"].iloc[0])
-    p = np.linspace(0.005, 0.995, 200)
-    ax.plot(p, (G - 1) / G / np.sqrt(p * (1 - p)), "k:", lw=1, label="(G-1)/G / sqrt(p(1-p))")
+    p = np.sort(exact["p"].unique())
+    ax.plot(p, (G - 1) / G / np.sqrt(p * (1 - p)), "k:", lw=1, label=r"$(G - 1)\,/\,(G\sqrt{p(1 - p)})$")
     ax.set_xscale("logit")
-    ax.set_ylim(0, 6)
+    ax.set_yscale("log")
+    lo, hi = ax.get_ylim()
+    ticks = [t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 1e3, 1e4, 1e5, 1e6) if lo <= t <= hi]
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("π(correct) = p")
-    ax.set_ylabel("E[ĝ] / ∇J along the correct logit")
-    ax.set_title(f"Exact bias of each estimator, G = {G} (lines), Monte Carlo with 95% CI (points)", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    _save(fig, path)
+    ax.set_ylabel("E[ĝ] / ∇J  (1 = unbiased)")
+    ax.set_title(f"Exact E[ĝ] / ∇J along the correct logit, G = {G} (lines);\n"
+                 "Monte Carlo, 95% CI (points)")
+    fig.legend(loc="outside lower center", ncol=2, handlelength=2.8)
+    return fig
 
 
-def passk_trained(ref, passk, path):
-    plt = _plt()
+def passk_trained(ref, passk):
     tr = passk[passk["experiment"] == "training"]
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
-    for ax, level in zip(axes, ["very_hard", "all"]):
-        ax.set_prop_cycle(color=plt.cm.tab20.colors)  # one colour per training row
+    levels = [lv for lv in ("all", "very_hard") if lv in set(tr["level"])]
+
+    def step0(ax, level, first):
         r = ref[ref["level"] == level].sort_values("k")
-        ax.plot(r["k"], r["pass_at_k"], "k--", marker="o", ms=3, label="reference")
-        for (m, lr, off), g in tr[tr["level"] == level].groupby(["method", "lr", "reward_offset"], sort=False):
-            mean = g.groupby("k")["pass_at_k"].mean()
-            ax.plot(mean.index, mean, marker=".", ls="-" if off == 0 else ":", label=f"{m}, lr {lr:g}, offset {off:g}")
-        ax.set_xscale("log", base=2)
-        ax.set_title(f"exact pass@k on {LEVEL_LABELS[level]}, before and after training", fontsize=10)
-        ax.set_xlabel("k")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("pass@k (mean over seeds)")
-    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    _save(fig, path)
+        ax.plot(r["k"], r["pass_at_k"], **style.REFERENCE, lw=1, label="reference (step 0)" if first else None)
+
+    fig, axes = _training_grid(tr, levels, "k", "pass_at_k", "exact pass@k, {}", "k", extra=step0)
+    _log_ticks(axes[0, 0], tr["k"])
+    return fig
 
 
-def dynamic_sampling(curves, path):
-    plt = _plt()
+def dynamic_sampling(curves):
     dyn = curves[(curves["experiment"] == "dynamic") & (curves["level"] == "all")]
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for rounds, sub in dyn.groupby("max_rounds"):
-        wide = sub.pivot_table(index="step", columns="seed", values="pass1")
-        answers = sub.groupby("step")["answers"].mean()
-        mean = wide.mean(axis=1)
-        se = wide.std(axis=1, ddof=1).fillna(0) / np.sqrt(wide.shape[1])
-        label = f"dynamic sampling (≤ {rounds} rounds a step)" if rounds else "plain"
-        line, = ax.plot(answers, mean, label=label)
-        ax.fill_between(answers, mean - 1.96 * se, mean + 1.96 * se, alpha=0.2, color=line.get_color())
-    ax.set_xlabel("answers sampled (kept or not)")
+    fig, axes = _subplots(height=2.6)
+    ax = axes[0, 0]
+    method = style.label(dyn["method"].iloc[0]) if len(dyn) else ""
+    # the two runs are not estimators (the same method with or without dynamic sampling): greys
+    for (rounds, sub), colour, ls in zip(dyn.groupby("max_rounds"), ("black", "0.55"), ("-", "--")):
+        s = _over_seeds(sub, "step", "pass1")
+        answers = sub.groupby("step")["answers"].mean()  # x: mean over seeds (rounds vary per seed)
+        label = f"{method}, dynamic sampling (≤ {rounds} rounds a step)" if rounds else f"{method}, plain"
+        _line(ax, answers.to_numpy(), s, color=colour, ls=ls, label=label)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v else "0"))
+    ax.set_xlabel("answers sampled, kept or not")
     ax.set_ylabel("exact pass@1, all prompts")
-    ax.set_title("Dynamic sampling against plain training at equal answers (95% band)", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    _save(fig, path)
+    ax.set_title("Plain vs dynamic sampling (95% band)")
+    _legend_below(fig, ncol=1)
+    return fig
 
 
-def lr_sweep(runs, path):
+def lr_sweep(runs):
     from .render import lr_sweep_summary
 
-    plt = _plt()
-    summary = lr_sweep_summary(runs)
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-.")]  # coinciding curves stay visible
-    for i, (method, sub) in enumerate(summary.groupby("method", sort=False)):
-        sub = sub.sort_values("lr")
-        marker, ls = styles[i % len(styles)]
-        line, = ax.plot(sub["lr"], sub["mean"], marker=marker, ls=ls, ms=4, mfc="none", label=method)
-        ax.fill_between(sub["lr"], sub["mean"] - 1.96 * sub["se"], sub["mean"] + 1.96 * sub["se"],
-                        alpha=0.2, color=line.get_color())
-        best = sub.loc[sub["mean"].idxmax()]
-        ax.plot(best["lr"], best["mean"], marker="*", ms=11, color=line.get_color())
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(sorted(summary["lr"].unique()), [f"{lr:g}" for lr in sorted(summary["lr"].unique())])
-    ax.set_xlabel("learning rate")
-    ax.set_ylabel("final exact pass@1, all prompts")
-    ax.set_title("Final pass@1 against the learning rate (95% band; ★ each method's best lr)", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    _save(fig, path)
+    summary = lr_sweep_summary(runs).sort_values("lr", kind="stable")  # methods keep their order
+    methods = list(dict.fromkeys(summary["method"]))
+    ncols = max(1, min(4, len(methods)))
+    nrows = -(-len(methods) // ncols)
+    fig, axes = _subplots(nrows, ncols, height=0.6 + 1.7 * nrows, sharex=True, sharey=True)
+    # a panel per method, the others in grey behind it: curves that coincide all stay visible
+    for ax, m in zip(axes.flat, methods):
+        for other, o in summary.groupby("method", sort=False):
+            if other != m:
+                ax.plot(o["lr"], o["mean"], color="0.8", lw=0.8, zorder=1)
+        sub = summary[summary["method"] == m].set_index("lr")
+        sub["ci"] = 1.96 * sub["se"]
+        _line(ax, sub.index, sub, m, marker="o", ms=2.5)
+        best = sub["mean"].idxmax()
+        ax.plot(best, sub.loc[best, "mean"], marker="*", ms=9, ls="none", clip_on=False, **_tag(m))
+        ax.set_title(style.label(m))
+        _log_ticks(ax, summary["lr"])
+    for ax in axes.flat[len(methods):]:
+        ax.set_visible(False)
+    fig.supxlabel("learning rate", fontsize="medium")
+    fig.supylabel("final exact pass@1, all prompts", fontsize="medium")
+    fig.suptitle("Final pass@1 against the learning rate (95% band; ★ best lr; grey: the other estimators)",
+                 fontsize="medium")
+    return fig
 
 
-# name -> (draw(frames, path), the frames it needs); the pipeline draws demos 1-2 in one job
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs); the pipeline draws demos 1-2 in one job
 # and demos 3-6 in another, so the first can run while training still does
 FIGURES = {
-    "passk_by_level": (lambda f, p: passk_by_level(f["reference"], p), ("reference",)),
-    "gradient_estimators": (lambda f, p: gradient_estimators(f["gradstats"], p), ("gradstats",)),
-    "bias_vs_p": (lambda f, p: bias_vs_p(f["exact"], f["gradstats"], p), ("exact", "gradstats")),
-    "learning_curves": (lambda f, p: learning_curves(f["curves"], p), ("curves",)),
-    "group_size": (lambda f, p: group_size(f["runs"], p), ("runs",)),
-    "passk_trained": (lambda f, p: passk_trained(f["reference"], f["passk"], p), ("reference", "passk")),
-    "dynamic_sampling": (lambda f, p: dynamic_sampling(f["curves"], p), ("curves",)),
-    "lr_sweep": (lambda f, p: lr_sweep(f["runs"], p), ("runs",)),
+    "passk_by_level": (lambda f: passk_by_level(f["reference"]), ("reference",)),
+    "gradient_estimators": (lambda f: gradient_estimators(f["gradstats"]), ("gradstats",)),
+    "bias_vs_p": (lambda f: bias_vs_p(f["exact"], f["gradstats"]), ("exact", "gradstats")),
+    "learning_curves": (lambda f: learning_curves(f["curves"]), ("curves",)),
+    "group_size": (lambda f: group_size(f["runs"]), ("runs",)),
+    "passk_trained": (lambda f: passk_trained(f["reference"], f["passk"]), ("reference", "passk")),
+    "dynamic_sampling": (lambda f: dynamic_sampling(f["curves"]), ("curves",)),
+    "lr_sweep": (lambda f: lr_sweep(f["runs"]), ("runs",)),
 }
 
 
+def draw_figure(name, frames):
+    """The named report figure as a matplotlib Figure (not saved; close it when done)."""
+    return FIGURES[name][0](frames)
+
+
 def write_figures(frames, outdir, names=None, drop=()):
-    """Write the named report figures (default: all) as PNG under outdir and delete the figures
-    named in drop (those of demos the config no longer asks for); return the paths written."""
+    """Write the named report figures (default: all) as PNG and PDF under outdir and delete the
+    figures named in drop (those of demos the config no longer asks for); return the paths written."""
     names = list(FIGURES) if names is None else names
     for name in [*names, *drop]:
         if name not in FIGURES:
@@ -240,10 +381,9 @@ def write_figures(frames, outdir, names=None, drop=()):
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     for name in drop:
-        (outdir / f"{name}.png").unlink(missing_ok=True)
+        for fmt in FORMATS:
+            (outdir / f"{name}.{fmt}").unlink(missing_ok=True)
     paths = []
     for name in names:
-        path = outdir / f"{name}.png"
-        FIGURES[name][0](frames, path)
-        paths.append(path)
+        paths += _save(draw_figure(name, frames), outdir, name)
     return paths

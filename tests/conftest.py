@@ -35,5 +35,6 @@ def tiny_run(tmp_path_factory):
     from test_pipeline import snakemake
 
     workdir = tmp_path_factory.mktemp("pipeline")
-    snakemake(workdir, "-c2")
+    out = snakemake(workdir, "-c2")
+    (workdir / "logs" / "terminal.txt").write_text(out.stderr)  # what the user saw
     return workdir

@@ -21,7 +21,7 @@ BAD = [
     ({"training": {"rows": [{"method": "ppo", "lr": 1.0}]}}, "training.rows[0].method", "allowed: none"),
     ({"training": {"rows": [{"method": "rloo", "lr": -1.0}]}}, "training.rows[0].lr", "minimum"),
     ({"training": {"rows": [{"method": "rloo", "lr": 0}]}}, "training.rows[0].lr", "minimum"),
-    ({"training": {"G": 1, "rows": [ROW]}}, "training.rows[0].method", "G >= 2"),
+    ({"training": {"G": 1, "rows": [ROW]}}, "training.G", "rloo needs G >= 2"),
     ({"group_size": {"G": [2, 256], "answers_per_step": 128}}, "group_size.G[1]", "must divide"),
     ({"group_size": {"G": [3]}}, "group_size.G[0]", "must divide"),
     ({"training": {"seeds": [0, 1.5]}}, "training.seeds[1]", "integer"),
@@ -48,6 +48,8 @@ BAD = [
     ({"gradient_stats": {"G": 8, "cases": [{"reward_offsets": [0], "methods": ["nope"], "levels": ["easy"]}]}},
      "gradient_stats.cases[0].methods[0]", "unknown method"),
     ({"trainer": {"value_lr": 1.5}}, "trainer.value_lr", "maximum"),
+    ({"training": {"G": 1}}, "training.G", "G = 1 is too small: rloo, grpo"),
+    ({"dynamic_sampling": {"G": 1}}, "dynamic_sampling.G", "grpo needs G >= 2"),
     ({"training": {"seeds": [-1]}}, "training.seeds[0]", "minimum"),
     ({"training": {"seeds": [1, 1]}}, "training.seeds", "non-unique"),
 ]
@@ -138,7 +140,7 @@ def test_config_file_errors_name_the_file(tmp_path):
         load_config(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("training: [unclosed\n")
-    with pytest.raises(ConfigError, match="bad.yaml is not valid YAML"):
+    with pytest.raises(ConfigError, match=r"bad.yaml is not valid YAML(.|\n)*line 1, column"):
         load_config(bad)
     bad.write_text("- a list\n")
     with pytest.raises(ConfigError, match="must hold a mapping"):
@@ -153,3 +155,34 @@ def test_the_demo_table_names_what_render_and_figures_draw():
 
     assert [table for table, *_ in DEMOS] == list(DEMO_NAMES)
     assert sorted(name for _, names, _, _ in DEMOS for name in names) == sorted(FIGURES)
+
+
+def test_one_wrong_G_is_one_error_naming_the_G():
+    with pytest.raises(ConfigError) as err:
+        validate_config({"training": {"G": 1}})
+    assert str(err.value).count("config key") == 1, err.value
+
+
+def test_the_summary_shows_a_row_list_a_configfile_replaced(tmp_path):
+    """Snakemake replaces a list from --configfile: the summary printed at start says so."""
+    from rlvr.config import summary
+
+    one_row = tmp_path / "one.yaml"
+    one_row.write_text("training:\n  rows: [{method: grpo, lr: 2.0}]\nlr_sweep: {enabled: false}\n")
+    lines = summary(load_config(one_row), {"training": 1})
+    text = "\n".join(lines)
+    assert "training           1 rows x  5 seeds =    5 runs  1 of 1 jobs to run" in text, text
+    assert "config.yaml has 16 rows here: a list in --configfile replaces the default list" in text
+    assert "lr_sweep         off" in text
+    assert "note" not in "\n".join(summary(load_config()))  # the default config: nothing to point out
+
+
+def test_every_command_line_flag_has_a_help_text():
+    import argparse
+
+    from rlvr.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name, parser in commands.choices.items():
+        for action in parser._actions:
+            assert action.help, (name, action.option_strings)

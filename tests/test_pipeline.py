@@ -68,10 +68,23 @@ def test_outputs_and_column_contract(tiny_run):
     for name in ("passk_by_level", "gradient_estimators", "learning_curves", "group_size", "bias_vs_p",
                  "passk_trained", "dynamic_sampling", "lr_sweep"):
         assert (results / "figures" / f"{name}.png").stat().st_size > 10_000
+        assert (results / "figures" / f"{name}.pdf").read_bytes().startswith(b"%PDF")
     text = (results / "tables" / "all.txt").read_text()
     for title in ("Demo 1", "Demo 2", "Demo 3", "Demo 4", "Demo 5", "Demo 6", "Demo 7"):
         assert title in text
     assert (tiny_run / "logs" / "task.log").exists()
+
+
+def test_the_terminal_shows_the_config_summary_and_progress_not_every_job(tiny_run):
+    """profiles/default selects snakemake_logger_plugin_rlvr: a summary of what the config asks
+    for, a progress line every few seconds, failures in full (tests/test_reliability.py)."""
+    lines = (tiny_run / "logs" / "terminal.txt").read_text().splitlines()
+    text = "\n".join(lines)
+    assert "rlvr: this config asks for" in text
+    assert "training           2 rows x  2 seeds =    4 runs  2 of 2 jobs to run" in text, text
+    assert re.search(r"\] (\d+) of \1 jobs done", text), text  # the last job's line is always shown
+    assert "Select jobs to execute" not in text and "localrule" not in text
+    assert len(lines) < 30, text  # 18 jobs; the default config's cold run: 18 lines (README)
 
 
 def test_no_temporary_files_are_left(tiny_run):
@@ -99,9 +112,9 @@ def test_pipeline_equals_in_process_run(tiny_run, tmp_path):
     for name in CONTRACT:
         a, b = pq.read_table(tiny_run / "results" / name), pq.read_table(tmp_path / name)
         assert a.equals(b), name
-    pipeline_figures = sorted((tiny_run / "results" / "figures").glob("*.png"))
+    pipeline_figures = sorted((tiny_run / "results" / "figures").iterdir())
     assert [p.name for p in pipeline_figures] == sorted(p.name for p in (tmp_path / "figures").iterdir())
-    for path in pipeline_figures:  # the same data drawn the same way: the same pixels
+    for path in pipeline_figures:  # the same data drawn the same way: the same pixels, the same PDF
         assert path.read_bytes() == (tmp_path / "figures" / path.name).read_bytes(), path.name
 
 

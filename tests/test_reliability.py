@@ -74,6 +74,22 @@ def test_sigkill_at_three_points_then_rerun_gives_the_uninterrupted_results(tmp_
     assert every_parquet_is_whole(results) and no_temporaries(results)
 
 
+def test_a_job_killed_by_a_signal_says_which(tmp_path):
+    proc = start(tmp_path)
+    job = []
+
+    def training_started():  # a training job's Python (not the bash that runs it)
+        job[:] = subprocess.run(["pgrep", "-f", "^python -m rlvr train"], capture_output=True,
+                                text=True).stdout.split()[:1]
+        return bool(job)
+
+    assert wait_for(training_started, proc, timeout=120)
+    os.kill(int(job[0]), signal.SIGTERM)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert "killed by signal SIGTERM (exit status 143)" in out, out[-2000:]
+
+
 def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_process):
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
@@ -154,6 +170,7 @@ def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
 @pytest.mark.parametrize("change,key", [  # through Snakemake; every message: tests/test_config.py
     ({"training": {"rows": [{"method": "nope", "lr": 1.0}]}}, "training.rows[0].method"),
     ({"task": {"P": 10}}, "task.P"),
+    ({"training": {"G": 1}}, "training.G"),  # the G is blamed, not each row's method
 ])
 def test_bad_config_changes_nothing_under_results(tiny_run, tmp_path, change, key):
     before = snapshot(tiny_run / "results")
@@ -163,7 +180,10 @@ def test_bad_config_changes_nothing_under_results(tiny_run, tmp_path, change, ke
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(cfg))
     proc = snakemake(tiny_run, "-c2", config=bad, check=False)
-    assert proc.returncode != 0 and f"config key {key}" in proc.stdout + proc.stderr
+    assert proc.returncode != 0 and f"config key {key}" in proc.stderr
+    # the message alone: no traceback, no "WorkflowError in file", one line per key set wrong
+    problems = [line for line in proc.stderr.splitlines() if line.strip().startswith("config key")]
+    assert len(problems) == 1 and "Traceback" not in proc.stderr and " in file " not in proc.stderr
     assert snapshot(tiny_run / "results") == before
 
 
@@ -214,7 +234,8 @@ def test_gradient_cases_the_schema_accepts_draw_every_figure(tmp_path, cases):
     cfg = validate_config(cfg)
     frames = {k: v.to_pandas() for k, v in compute_all(cfg).items() if k != "task"}
     names = ["gradient_estimators", "bias_vs_p"]  # the figures of the gradient cases
-    assert [p.name for p in write_figures(frames, tmp_path, names)] == [f"{n}.png" for n in names]
+    written = [p.name for p in write_figures(frames, tmp_path, names)]
+    assert written == [f"{n}.{fmt}" for n in names for fmt in ("png", "pdf")]
     write_tables(frames, tmp_path / "tables")
 
 

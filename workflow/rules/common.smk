@@ -17,7 +17,7 @@ from rlvr.codeversion import code_version
 try:
     _validated = C.validate_config(config)
 except C.ConfigError as err:
-    raise WorkflowError(str(err)) from None
+    sys.exit(str(err))  # the message alone: it names each key set wrong
 config.clear()
 config.update(_validated)
 
@@ -32,6 +32,14 @@ TRAIN_ROWS = {row.path: row for row in C.train_rows(config)}
 GRADSTAT_JOBS = {job.method: job for job in C.gradstat_jobs(config)}
 
 
+# a job whose command died of a signal says which (exit status 128 + N), e.g. SIGKILL from the
+# kernel's out-of-memory killer or a scheduler's time limit
+SAY_SIGNAL = (
+    "rc=$?; if [ $rc -gt 128 ] && [ $rc -lt 160 ]; then "
+    'echo "rlvr: the job\'s command was killed by signal SIG$(kill -l $rc) (exit status $rc)" >&2; fi'
+)
+
+
 def job_environment():
     """Shell prefix of every job: `python -m rlvr` runs the rlvr beside this Snakefile, with the
     Python that runs Snakemake, or the job's own conda environment's Python under --sdm conda.
@@ -44,6 +52,7 @@ def job_environment():
     prefix = (
         f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(BASE))}; "
         "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; "
+        f"trap {shlex.quote(SAY_SIGNAL)} ERR; "
     )
     if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
         prefix += (
@@ -96,7 +105,20 @@ TABLES = [f"{RESULTS}/tables/all.txt"] + [
 FIGURES = [
     (name, category, f"{RESULTS}/figures/{name}.png")
     for name, category in C.figures(config)
-]
+]  # each also as {name}.pdf, for papers
+
+
+def figure_outputs(names):
+    """A figures job's outputs: each PNG in the report (with its caption), and its PDF."""
+    outputs = []
+    for name, category, png in FIGURES:
+        if name in names:
+            caption = f"../report/{name}.rst"
+            pdf = png.removesuffix(".png") + ".pdf"
+            outputs += [report(png, caption=caption, category=category), pdf]
+    return outputs
+
+
 # demos 1-2 need no training: their figures are drawn in a job of their own, while training runs
 EARLY_FIGURES = ["passk_by_level", "gradient_estimators", "bias_vs_p"]
 TRAINING_FIGURES = [name for name, _, _ in FIGURES if name not in EARLY_FIGURES]
@@ -115,7 +137,11 @@ def final_outputs():
         f"{RESULTS}/passk_trained.parquet",
         f"{RESULTS}/{C.EXACT_FILE}",
         *TABLES,
-        *(path for _, _, path in FIGURES),
+        *(
+            path
+            for _, _, png in FIGURES
+            for path in (png, png.removesuffix(".png") + ".pdf")
+        ),
     ]
 
 
@@ -174,3 +200,25 @@ def take_run_lock():
     handle.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
     handle.flush()
     _held = handle  # open for as long as this process lives
+
+
+def say_what_runs():
+    """At the start of execution: what the config asks for and how much of it runs now (a row
+    that a --configfile dropped shows here, before anything runs)."""
+    from snakemake.logging import logger
+
+    to_run, total = {}, 0
+    for job in workflow.dag.needrun_jobs():
+        total += 1
+        if job.rule.name == "train":
+            name = TRAIN_ROWS[job.wildcards.row].experiment
+        elif job.rule.name == "gradient_stats":
+            name = "gradient_stats"
+        else:
+            continue
+        to_run[name] = to_run.get(name, 0) + 1
+    lines = C.summary(config, to_run)
+    logger.info(
+        "\n".join(["rlvr: this config asks for", *(f"  {x}" for x in lines)])
+        + f"\n  {total} jobs to run in all"
+    )

@@ -34,11 +34,7 @@ rule figures_reference_gradients:
         gradstats=f"{RESULTS}/gradient_stats.parquet",
         exact=f"{RESULTS}/{C.EXACT_FILE}",
     output:
-        [
-            report(path, caption=f"../report/{name}.rst", category=category)
-            for name, category, path in FIGURES
-            if name in EARLY_FIGURES
-        ],
+        figure_outputs(EARLY_FIGURES),
     log:
         f"{LOGS}/figures_reference_gradients.log",
     priority: 1  # demos 1-2 first: their figures are drawn while training runs
@@ -63,11 +59,7 @@ rule figures_training:
         curves=f"{RESULTS}/curves.parquet",
         passk=f"{RESULTS}/passk_trained.parquet",
     output:
-        [
-            report(path, caption=f"../report/{name}.rst", category=category)
-            for name, category, path in FIGURES
-            if name in TRAINING_FIGURES
-        ],
+        figure_outputs(TRAINING_FIGURES),
     log:
         f"{LOGS}/figures_training.log",
     group:
