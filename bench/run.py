@@ -115,6 +115,7 @@ def lecture_demos(n):
     cfg = write_config("lecture", {
         "lr_sweep": {"enabled": False},
         "dynamic_sampling": {"enabled": False},
+        "group_size": {"seeds": [0, 1, 2, 3, 4]},  # the lecture's seeds (the default has 40)
         "training": {"rows": base["training"]["rows"][:10]},
         "gradient_stats": {"cases": base["gradient_stats"]["cases"][:2],
                            "exact_curve": {"methods": ["none", "rloo", "group", "grpo"]}},

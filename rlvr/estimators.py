@@ -133,8 +133,10 @@ def batch_std(r, ctx):
 @estimator("reinforce_pp_baseline", min_G=2, needs=("weights",), batch=True,
            label="REINFORCE++ baseline", family="batch-normalised")
 def reinforce_pp_baseline(r, ctx):
-    """REINFORCE++ with baseline (verl, OpenRLHF): group mean subtracted, then the
-    centred rewards whitened over the whole batch."""
+    """REINFORCE++ with baseline (verl, OpenRLHF): group mean subtracted, then the centred
+    rewards whitened over the whole batch. With the population (N) variance; verl whitens with
+    the N-1 one, so its advantages are larger by sqrt(N/(N-1)) for N = n*G answers in the
+    batch (+0.4% at 16 x 8, +41% for one group of 2)."""
     x = r - _group_mean(r)
     mean, std = _batch_mean_std(x, ctx.weights)
     return (x - mean) / (std + EPS)

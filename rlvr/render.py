@@ -42,6 +42,10 @@ LABELS = {
         "demo5": "Demo 5: dynamic sampling ({method}, lr {lr:g}, {pps} prompts x {G} answers, at most {R} rounds a step; {n} seeds)",
         "demo5_head": ["run", "steps", "answers drawn", "final pass@1", "very hard", "no-signal groups", "batch filled"],
         "demo5_rows": ["dynamic sampling", "plain, equal steps", "plain, equal answers"],
+        "demo5_reach": "answers drawn until exact pass@1 (all prompts) first reaches a target (mean ± s.e.; linear between evaluations every {every} steps):",
+        "demo5_plain": "plain",
+        "demo5_ratio": "plain / dynamic",
+        "demo5_note": "(plain, equal answers: read off the plain run of {steps} steps, evaluated every few steps, at the dynamic run's answers, linear in between)",
         "demo6": "Demo 6: exact pass@k before and after training (the rows of demo 3; mean of {n} seeds)",
         "demo6_head": ["policy", "lr", "offset"],
         "reference": "reference model",
@@ -76,6 +80,10 @@ LABELS = {
         "demo5": "演示 5：动态采样（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，每步最多 {R} 轮；{n} 个种子）",
         "demo5_head": ["运行", "步数", "抽取的回答数", "训练后 pass@1", "很难", "没有学习信号的组", "批次填满率"],
         "demo5_rows": ["动态采样", "普通，相同步数", "普通，相同回答数"],
+        "demo5_reach": "精确 pass@1（全部题目）首次达到目标时已抽取的回答数（平均 ± 标准误；评估每 {every} 步一次，其间线性插值）：",
+        "demo5_plain": "普通",
+        "demo5_ratio": "普通 / 动态",
+        "demo5_note": "（普通、相同回答数：从 {steps} 步的普通运行的曲线上，在动态采样的回答数处读出，评估点之间线性插值）",
         "demo6": "演示 6：训练前后的精确 pass@k（演示 3 的各行；{n} 个种子的平均）",
         "demo6_head": ["策略", "学习率", "格式分"],
         "reference": "参考模型",
@@ -93,7 +101,10 @@ def _se(x):
 
 
 def _method(L, m):
-    return L["methods"].get(m, m)
+    """A method's name in the tables: the language's own, else the label it was registered with."""
+    from .estimators import ESTIMATORS
+
+    return L["methods"].get(m) or (ESTIMATORS[m].label if m in ESTIMATORS else m)
 
 
 def _text_table(head, rows):
@@ -226,6 +237,41 @@ def dynamic_comparison(runs, curves):
     return pd.DataFrame(rows)
 
 
+def answers_to_reach(curves, targets):
+    """Per (max_rounds, seed): the answers drawn until exact pass@1 on all prompts first reaches
+    each target, linear in answers between two evaluations (NaN if never reached).
+    curves: the dynamic experiment's curves. Returns a DataFrame, one row per run."""
+    import pandas as pd
+
+    rows = []
+    for (rounds, seed), c in curves[curves["level"] == "all"].groupby(["max_rounds", "seed"]):
+        c = c.sort_values("step")
+        p, a = c["pass1"].to_numpy(), c["answers"].to_numpy(float)
+        row = {"max_rounds": rounds, "seed": seed}
+        for t in targets:
+            hit = np.flatnonzero(p >= t)
+            if not len(hit):
+                row[t] = np.nan
+            elif hit[0] == 0:
+                row[t] = a[0]
+            else:
+                i = hit[0]
+                row[t] = a[i - 1] + (t - p[i - 1]) / (p[i] - p[i - 1]) * (a[i] - a[i - 1])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _answers_cell(x):
+    x = np.asarray(x, float)
+    if np.isnan(x).any():
+        return L_NOT_REACHED
+    return f"{x.mean():,.0f} ± {_se(x):,.0f}"
+
+
+L_NOT_REACHED = "-"  # a seed never reached the target
+TARGETS = (0.8, 0.9, 0.95)
+
+
 def demo5(frames, L):
     runs, curves = frames["runs"], frames.get("curves")
     if curves is None or "max_rounds" not in runs or not (runs["experiment"] == "dynamic").any():
@@ -243,10 +289,21 @@ def demo5(frames, L):
         [names[2], f"{cmp['budget_steps'].mean():.0f}", f"{cmp['dyn_answers'].mean():,.0f}",
          _pm(cmp["budget_pass1"]), _pm(cmp["budget_very_hard"], 2), "", "100%"],
     ]
+    parts = [("", L["demo5_head"], rows)]
+    reach = answers_to_reach(curves[curves["experiment"] == "dynamic"], TARGETS)
+    dyn, plain = reach[reach["max_rounds"] > 0], reach[reach["max_rounds"] == 0]
+    if len(dyn) and len(plain):
+        ratio = [f"{plain[t].mean() / dyn[t].mean():.2f}" if dyn[t].notna().all() and plain[t].notna().all()
+                 else L_NOT_REACHED for t in TARGETS]
+        parts.append((L["demo5_reach"].format(every=int(curves["step"].diff().abs().replace(0, np.nan).min())),
+                      [L["demo5_head"][0]] + [f"pass@1 {t:g}" for t in TARGETS],
+                      [[names[0]] + [_answers_cell(dyn[t]) for t in TARGETS],
+                       [L["demo5_plain"]] + [_answers_cell(plain[t]) for t in TARGETS],
+                       [L["demo5_ratio"]] + ratio]))
     return ("demo5_dynamic_sampling",
             L["demo5"].format(method=d0["method"], lr=d0["lr"], pps=int(d0["prompts_per_step"]), G=int(d0["G"]),
                               R=int(d0["max_rounds"]), n=len(cmp)),
-            [("", L["demo5_head"], rows)], [])
+            parts, [L["demo5_note"].format(steps=int(d0["steps"] * d0["max_rounds"]))])
 
 
 def demo6(frames, L):

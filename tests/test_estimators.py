@@ -108,3 +108,23 @@ def test_gradient_stats_do_not_depend_on_chunking(medium_prompt):
     assert a == b
     # the generator yields the same stream in any chunk size; only the moment merging differs
     np.testing.assert_allclose(a, c, rtol=1e-9)
+
+
+def test_grpo_at_G_2_is_rloo():
+    """Two different rewards: both give ±1 (GRPO up to its EPS); two equal ones: both 0."""
+    r = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0], [6.0, 5.0]])
+    np.testing.assert_allclose(advantages(r, "grpo"), advantages(r, "rloo"), rtol=0, atol=1e-5)
+
+
+def test_group_std_overshoot_levels_off_at_sqrt_G_minus_1_and_batch_std_does_not():
+    """The README's numbers: GRPO's E[g]/grad J tends to sqrt(G-1) as p -> 0 (one correct answer
+    in a group: A = sqrt(G-1)); the batch std follows (G-1)/G / sqrt(p(1-p)): 19.6x at p = 0.002."""
+    from rlvr.exact import bias_curve
+
+    G, M = 8, 16
+    grpo, _ = bias_curve("grpo", G, M, 0.0, np.array([1e-6, 0.002]))
+    assert abs(grpo[0] - np.sqrt(G - 1)) < 1e-3 and abs(grpo[1] - 2.64) < 0.005
+    p = 0.002
+    batch, _ = bias_curve("batch_std", G, M, 0.0, np.array([p]))
+    np.testing.assert_allclose(batch[0], (G - 1) / G / np.sqrt(p * (1 - p)), rtol=1e-3)
+    assert abs(batch[0] - 19.6) < 0.05
