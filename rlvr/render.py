@@ -293,7 +293,8 @@ def demo5(frames, L):
     reach = answers_to_reach(curves[curves["experiment"] == "dynamic"], TARGETS)
     dyn, plain = reach[reach["max_rounds"] > 0], reach[reach["max_rounds"] == 0]
     if len(dyn) and len(plain):
-        ratio = [f"{plain[t].mean() / dyn[t].mean():.2f}" if dyn[t].notna().all() and plain[t].notna().all()
+        ratio = [f"{plain[t].mean() / dyn[t].mean():.2f}"  # '-': a seed never reached it, or all at step 0
+                 if dyn[t].notna().all() and plain[t].notna().all() and dyn[t].mean() > 0
                  else L_NOT_REACHED for t in TARGETS]
         parts.append((L["demo5_reach"].format(every=int(curves["step"].diff().abs().replace(0, np.nan).min())),
                       [L["demo5_head"][0]] + [f"pass@1 {t:g}" for t in TARGETS],

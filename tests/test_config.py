@@ -190,3 +190,18 @@ def test_every_command_line_flag_has_a_help_text():
     for name, parser in commands.choices.items():
         for action in parser._actions:
             assert action.help, (name, action.option_strings)
+
+
+def test_rlvr_config_checks_a_file_and_names_the_line_of_a_yaml_error(tmp_path, capsys):
+    from rlvr.cli import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("training:\n  G: [1\n  lr: 2\n")
+    assert main(["config", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.yaml is not valid YAML" in err and "line 2" in err
+    good = tmp_path / "good.yaml"
+    good.write_text("lr_sweep: {enabled: false}\n")
+    assert main(["config", "--config", str(good)]) == 0
+    out = capsys.readouterr().out
+    assert "training          16 rows x  5 seeds =   80 runs  16 jobs" in out and "lr_sweep         off" in out

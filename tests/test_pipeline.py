@@ -244,3 +244,23 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
     out = run([PYTHON, "-c", code]).stdout
     loaded = set(out.split("LOADED ")[1].strip().strip("[]").replace("'", "").split(", "))
     assert loaded - {"__main__"} <= set(job_modules(stage)), loaded - set(job_modules(stage))
+
+
+def test_the_readme_snippets_run_on_the_results(tiny_run, monkeypatch, capsys):
+    """The 'Inspect the results' snippets, as a user pastes them in the project directory."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Inspect the results", 1)[1].split("\n## ", 1)[0]
+    snippets = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(snippets) == 2
+    monkeypatch.chdir(tiny_run)
+    *body, last = snippets[0].strip().splitlines()
+    scope = {}
+    exec("\n".join(body), scope)
+    table = eval(last, scope)
+    # each dynamic-sampling run is its own group, apart from its plain comparison run
+    dynamic = table.loc["dynamic"]
+    assert sorted(dynamic.index.get_level_values("max_rounds")) == [0, 2]
+    assert table["count"].sum() == 12  # every run counted once
+    exec(snippets[1], {})
+    shown = capsys.readouterr().out
+    assert "grad_mean" in shown and "level" in shown and "medium" in shown
