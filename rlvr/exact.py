@@ -56,3 +56,66 @@ def bias_curve(method, G, M, offset, ps):
     mean, std, _ = (np.array(x) for x in zip(*rows))
     true = np.asarray(ps) * (1 - np.asarray(ps))
     return mean / true, std
+
+
+# --- KL to the reference policy: what each estimator's gradient is, exactly ---------------------
+#
+# With y ~ π and ℓ(y) = log π(y)/π_ref(y), Schulman's estimators of KL(π‖π_ref) are
+#   k1 = ℓ,   k2 = ℓ²/2,   k3 = π_ref/π − 1 + ℓ   (k3 ≥ 0, unbiased like k1).
+# GRPO and TRL add β·k to the loss and differentiate it at the sampled y ("loss"); verl's
+# use_kl_in_reward subtracts β·k from the reward, so it acts through the score function
+# ("reward"). On-policy, E[∇ k1] = 0, E[∇ k2] = ∇ KL(π‖π_ref), E[∇ k3] = ∇ KL(π_ref‖π) (the
+# forward KL), and k1 in the reward gives ∇ KL(π‖π_ref) (tests/test_kl.py).
+
+KL_ESTIMATORS = ("k1", "k2", "k3")
+KL_PLACEMENTS = ("loss", "reward")
+
+
+def kl_estimates(pi, ref, estimator):
+    """The estimator's value at each answer: k: [..., M] for pi, ref: [..., M] (π(y) > 0)."""
+    log_ratio = np.log(pi) - np.log(ref)  # ℓ(y)
+    if estimator == "k1":
+        return log_ratio
+    if estimator == "k2":
+        return 0.5 * log_ratio**2
+    if estimator == "k3":
+        return np.exp(-log_ratio) - 1 + log_ratio
+    raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
+
+
+def kl_gradient(pi, ref, estimator, placement):
+    """Exact on-policy expected gradient w.r.t. the logits of the KL term (β = 1, the sign of a
+    cost to minimise): [M] for one prompt or [n, M], from pi, ref: [..., M].
+
+    loss:   E_y~π[∇_z k(y)] = E[(dk/dℓ)(y) (e_y − π)]   (k differentiated at the sampled y)
+    reward: E_y~π[k(y) (e_y − π)]                       (k held fixed, through the score function)
+    Both are Σ_y π_y w_y (e_y − π) = π∘w − π (π·w) for the weight w of each answer.
+    """
+    if estimator not in KL_ESTIMATORS:
+        raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
+    if placement not in KL_PLACEMENTS:
+        raise ValueError(f"unknown KL placement {placement!r}; allowed: {', '.join(KL_PLACEMENTS)}")
+    pi, ref = np.asarray(pi, float), np.asarray(ref, float)
+    log_ratio = np.log(pi) - np.log(ref)  # ℓ(y)
+    if placement == "reward":
+        w = kl_estimates(pi, ref, estimator)
+    else:  # dk/dℓ
+        w = {"k1": np.ones_like(pi), "k2": log_ratio, "k3": 1 - np.exp(-log_ratio)}[estimator]
+    weighted = pi * w
+    return weighted - pi * weighted.sum(axis=-1, keepdims=True)
+
+
+def kl(pi, ref):
+    """Exact KL(π‖π_ref) per prompt: [...] from pi, ref: [..., M] (swap the arguments for the
+    forward KL(π_ref‖π))."""
+    pi, ref = np.asarray(pi, float), np.asarray(ref, float)
+    return (pi * (np.log(pi) - np.log(ref))).sum(axis=-1)
+
+
+def kl_true_gradients(pi, ref):
+    """(∇_z KL(π‖π_ref), ∇_z KL(π_ref‖π)): each [..., M], with π = softmax(z) and π_ref fixed."""
+    pi, ref = np.asarray(pi, float), np.asarray(ref, float)
+    weighted = pi * (np.log(pi) - np.log(ref))
+    reverse = weighted - pi * weighted.sum(axis=-1, keepdims=True)
+    forward = pi * ref.sum(axis=-1, keepdims=True) - ref  # −Σ_y π_ref(y) (e_y − π) = π − π_ref
+    return reverse, forward
