@@ -9,6 +9,12 @@ def softmax(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def log_softmax(z):
+    """Row-wise log π for logits z: [..., M]; finite where π itself underflows to 0."""
+    shifted = z - z.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
 def _cdf(pi):
     cdf = np.cumsum(pi, axis=-1)
     cdf[..., -1] = 1.0  # rounding must never let u fall past the last answer

@@ -14,7 +14,7 @@ import numpy as np
 
 from .estimators import ESTIMATORS, advantages
 from .metrics import passk_columns
-from .policy import inverse_cdf, policy_gradient, softmax
+from .policy import inverse_cdf, log_softmax, policy_gradient, softmax
 from .task import LEVEL_KEYS
 
 
@@ -25,15 +25,31 @@ class Record(NamedTuple):
     zero_signal_frac: float  # share of this step's sampled groups whose G rewards are all equal
     pass1_by_level: np.ndarray  # [n_levels]
     answers: int  # answers sampled so far, kept or not
+    entropy: float  # exact entropy of π(·|prompt) in nats, mean over all prompts
+    entropy_by_level: np.ndarray  # [n_levels]
+    kl_ref: float  # exact KL(π‖π_ref) per prompt, mean over all prompts
+    kl_ref_by_level: np.ndarray  # [n_levels]
 
 
-def pass1_by_level(p0, level, n_levels):
-    """Exact pass@1 overall and per level of S policies from p0 = π(correct): [S, P], level [P]
-    -> ([S], [S, n_levels])."""
-    S = p0.shape[0]
+def level_means(x, level, n_levels):
+    """Mean over all prompts and per level of a per-prompt quantity of S policies:
+    x: [S, P], level [P] -> ([S], [S, n_levels])."""
+    S = x.shape[0]
     bins = (level[None, :] + n_levels * np.arange(S)[:, None]).ravel()  # [S * P]
-    sums = np.bincount(bins, weights=p0.ravel(), minlength=S * n_levels).reshape(S, n_levels)
-    return p0.mean(axis=-1), sums / np.bincount(level, minlength=n_levels)
+    sums = np.bincount(bins, weights=x.ravel(), minlength=S * n_levels).reshape(S, n_levels)
+    return x.mean(axis=-1), sums / np.bincount(level, minlength=n_levels)
+
+
+def softmax_entropy_kl(logits, ref_logp):
+    """π = softmax(logits) (the same bits as policy.softmax), its exact entropy and KL(π‖π_ref)
+    in nats, row by row: logits [..., M], ref_logp = log π_ref [..., M] -> ([..., M], [...], [...]).
+    log π = s − log Σ e^s with s = z − max z (as policy.log_softmax, so the KL of the reference
+    is exactly 0): one exp per answer and one log per row, finite where π underflows to 0."""
+    s = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(s)
+    Z = e.sum(axis=-1, keepdims=True)
+    pi, logp = e / Z, s - np.log(Z)
+    return pi, -(pi * logp).sum(axis=-1), (pi * (logp - ref_logp)).sum(axis=-1)
 
 
 def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offset=0.0,
@@ -62,11 +78,21 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     seed_rows = np.repeat(np.arange(S), n)  # [S * n]: the seed of each row of a full batch
     batch_estimator = ESTIMATORS[method].batch
 
-    # π(correct) [S, P], kept current row by row: a full softmax at every evaluation cost more
-    # than the training steps between two (the same numbers: softmax works row by row)
-    p0 = softmax(logits)[..., 0]
-    overall, by_level = pass1_by_level(p0, level, n_levels)
-    history = [[Record(0, float(overall[s]), float("nan"), float("nan"), by_level[s], 0)] for s in range(S)]
+    # π(correct), entropy and KL to the reference [S, P], kept current row by row: a full
+    # softmax at every evaluation cost more than the training steps between two
+    ref_logp = log_softmax(np.asarray(task["logits"], float))  # [P, M]: the reference policy
+    pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)  # [S, P, M], [S, P], [S, P]
+    p0 = pi_all[..., 0]
+
+    def record(step, mean_reward, zero_frac, answers_so_far):
+        overall, by_level = level_means(p0, level, n_levels)
+        h, h_level = level_means(H, level, n_levels)
+        d, d_level = level_means(kl_ref, level, n_levels)
+        return [Record(step, float(overall[s]), float(mean_reward[s]), float(zero_frac[s]), by_level[s],
+                       int(answers_so_far[s]), float(h[s]), h_level[s], float(d[s]), d_level[s])
+                for s in range(S)]
+
+    history = [[rec] for rec in record(0, np.full(S, np.nan), np.full(S, np.nan), np.zeros(S, int))]
     groups, zero_groups, kept_groups, answers = (np.zeros(S, int) for _ in range(4))
     zero_pred = np.zeros(S)
     prompts, u = np.zeros((S, n), int), np.zeros((S, n, G))  # each step's first round of draws
@@ -128,18 +154,17 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
             if method == "learned":
                 V[seed_of, prompt_of] += value_lr * (r_b.mean(axis=1) - V[seed_of, prompt_of])
             logits[seed_of, prompt_of] += lr * policy_gradient(y_b, A, pi_b)
-            p0[seed_of, prompt_of] = softmax(logits[seed_of, prompt_of])[:, 0]
+            pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
+                logits[seed_of, prompt_of], ref_logp[prompt_of])
+            p0[seed_of, prompt_of] = pi_new[:, 0]
         if step % eval_every == 0 or step == steps:
-            overall, by_level = pass1_by_level(p0, level, n_levels)
             if not max_rounds:
                 mean_reward = r.reshape(S, n * G).mean(axis=1)  # [S]
             else:
                 mean_reward = [r_s.mean() if len(r_s) else np.nan
                                for r_s in np.split(r_b, np.cumsum(sizes)[:-1])]
-            for s in range(S):
-                history[s].append(Record(step, float(overall[s]), float(mean_reward[s]),
-                                         float(step_zero[s] / step_groups[s]), by_level[s],
-                                         int(answers[s])))
+            for s, rec in enumerate(record(step, mean_reward, step_zero / step_groups, answers)):
+                history[s].append(rec)
     return [
         {
             "history": history[s],
@@ -180,12 +205,14 @@ def row_columns(task, row):
 
         steps = np.array([rec.step for rec in out["history"]])  # [T]
         pass1 = np.array([list(rec.pass1_by_level) + [rec.pass1] for rec in out["history"]])  # [T, 5]
+        entropy = np.array([list(rec.entropy_by_level) + [rec.entropy] for rec in out["history"]])  # [T, 5]
+        kl_ref = np.array([list(rec.kl_ref_by_level) + [rec.kl_ref] for rec in out["history"]])  # [T, 5]
         answers = np.array([rec.answers for rec in out["history"]])  # [T]
         n = pass1.size
         curve = {k: [v] * n for k, v in ident.items()}
         curve.update({"seed": [seed] * n, "step": np.repeat(steps, len(names)),
                       "answers": np.repeat(answers, len(names)), "level": names * len(steps),
-                      "pass1": pass1.ravel()})
+                      "pass1": pass1.ravel(), "entropy": entropy.ravel(), "kl_ref": kl_ref.ravel()})
         passk = {k: [v] * (len(names) * len(row.k)) for k, v in ident.items()}
         passk["seed"] = [seed] * (len(names) * len(row.k))
         passk.update(passk_columns(out["logits"], task, row.k))

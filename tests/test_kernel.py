@@ -125,3 +125,27 @@ def test_the_same_bits_whatever_the_blas_thread_count():
         outs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                    check=True).stdout)
     assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("method,max_rounds", [("grpo", 0), ("learned", 0), ("grpo", 3)])
+def test_tracked_entropy_and_kl_equal_a_full_recomputation(method, max_rounds):
+    """The entropy and KL(π‖π_ref) that training keeps row by row equal, at the last step, the
+    ones computed afresh from the final logits (per level and overall), to 1e-12; at step 0 the
+    entropy is the reference's and the KL exactly 0."""
+    from rlvr.exact import kl
+
+    task = make_task(P=40, M=8, seed=1)
+    ref = softmax(task["logits"])
+    out = train_seeds(task, method, 25, 8, 4, 3.0, [0, 1], eval_every=10, max_rounds=max_rounds)
+    for o in out:
+        first, last = o["history"][0], o["history"][-1]
+        assert first.kl_ref == 0.0
+        assert abs(first.entropy - (-(ref * np.log(ref)).sum(axis=1)).mean()) < 1e-12
+        pi = softmax(o["logits"])
+        entropy, divergence = -(pi * np.log(pi)).sum(axis=1), kl(pi, ref)  # [P] each
+        assert abs(last.entropy - entropy.mean()) < 1e-12 and abs(last.kl_ref - divergence.mean()) < 1e-12
+        for k in range(task["n_levels"]):
+            at = task["level"] == k
+            assert abs(last.entropy_by_level[k] - entropy[at].mean()) < 1e-12
+            assert abs(last.kl_ref_by_level[k] - divergence[at].mean()) < 1e-12
+        assert last.kl_ref > 0.01 and last.entropy < first.entropy  # it did move

@@ -19,7 +19,7 @@ CONTRACT = {
                      "final_pass1", "final_pass1_very_hard", "final_pass1_hard", "final_pass1_medium",
                      "final_pass1_easy", "zero_signal_frac"],
     "curves.parquet": ["experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "seed", "step",
-                       "level", "pass1"],
+                       "level", "pass1", "entropy", "kl_ref"],
     "passk_trained.parquet": ["experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "seed",
                               "level", "k", "pass_at_k"],
     "exact_bias.parquet": ["method", "G", "p", "mean_over_true", "exact_grad_std"],
