@@ -349,7 +349,7 @@ def lr_sweep(runs):
 
 
 # name -> (draw(frames) -> matplotlib Figure, the frames it needs); the pipeline draws demos 1-2 in one job
-# and demos 3-6 in another, so the first can run while training still does
+# and demos 3-7 in another, so the first can run while training still does
 FIGURES = {
     "passk_by_level": (lambda f: passk_by_level(f["reference"]), ("reference",)),
     "gradient_estimators": (lambda f: gradient_estimators(f["gradstats"]), ("gradstats",)),

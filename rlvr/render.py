@@ -37,6 +37,7 @@ LABELS = {
         "demo4": "Demo 4: group size G (fixed {A} answers per step; {method}, lr {lr:g}; {steps} steps, {n} seeds)",
         "demo4_head": ["G", "prompts/step", "final pass@1", "by level: very hard / hard / medium / easy",
                        "no-signal groups", "predicted p^G + (1-p)^G"],
+        "demo4_rloo": "(at G = 2, GRPO is RLOO: two different rewards get advantages +1 and -1 under both)",
         "demo1_chen": "unbiased estimate from {n} samples per prompt (Chen et al. 2021) against the exact value, all prompts:",
         "demo1_chen_head": ["k", "exact", "estimate ± s.e."],
         "demo5": "Demo 5: dynamic sampling ({method}, lr {lr:g}, {pps} prompts x {G} answers, at most {R} rounds a step; {n} seeds)",
@@ -75,6 +76,7 @@ LABELS = {
         "demo4": "演示 4：组的大小 G（总样本数固定：每步 {A} 个回答；{method}，学习率 {lr:g}；{steps} 步，{n} 个种子）",
         "demo4_head": ["G", "每步题数", "训练后 pass@1", "按难度：很难 / 难 / 中等 / 容易", "没有学习信号的组",
                        "预测 p^G + (1-p)^G"],
+        "demo4_rloo": "（G = 2 时 GRPO 就是 RLOO：两个不同的奖励在两者中的优势都是 +1 和 -1）",
         "demo1_chen": "用每题 {n} 个样本的无偏估计（Chen 等 2021）与精确值对比，全部题目：",
         "demo1_chen_head": ["k", "精确值", "估计 ± 标准误"],
         "demo5": "演示 5：动态采样（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，每步最多 {R} 轮；{n} 个种子）",
@@ -205,10 +207,12 @@ def demo4(frames, L):
              f"{sub['zero_signal_pred_frac'].mean() * 100:5.1f}%"]
             for G, sub in gz.groupby("G", sort=True)]
     r0 = gz.iloc[0]
+    # at G = 2 two different rewards give advantages ±1 under GRPO (up to EPS) and under RLOO alike
+    footer = [L["demo4_rloo"]] if r0["method"] == "grpo" and 2 in set(gz["G"]) else []
     return ("demo4_group_size",
             L["demo4"].format(A=int(r0["G"] * r0["prompts_per_step"]), method=r0["method"], lr=r0["lr"],
                               steps=int(r0["steps"]), n=int(gz.groupby("G")["seed"].nunique().min())),
-            [("", L["demo4_head"], rows)], [])
+            [("", L["demo4_head"], rows)], footer)
 
 
 def dynamic_comparison(runs, curves):
