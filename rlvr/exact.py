@@ -119,3 +119,19 @@ def kl_true_gradients(pi, ref):
     reverse = weighted - pi * weighted.sum(axis=-1, keepdims=True)
     forward = pi * ref.sum(axis=-1, keepdims=True) - ref  # −Σ_y π_ref(y) (e_y − π) = π − π_ref
     return reverse, forward
+
+
+def entropy(pi):
+    """Exact entropy of each row of pi: [..., M] -> [...] in nats (0 log 0 = 0)."""
+    pi = np.asarray(pi, float)
+    return -(pi * np.log(np.where(pi > 0, pi, 1.0))).sum(axis=-1)
+
+
+def entropy_change_first_order(pi, delta_logits):
+    """Cui et al. 2025: moving the logits by Δz changes the entropy of π = softmax(z), to first
+    order, by −Cov_{y~π}(log π(y), Δz(y)): [...] from pi, delta_logits: [..., M]. The
+    remainder is O(|Δz|²) (tests/test_kl.py checks both)."""
+    pi, dz = np.asarray(pi, float), np.asarray(delta_logits, float)
+    logp = np.log(np.where(pi > 0, pi, 1.0))
+    centred = dz - (pi * dz).sum(axis=-1, keepdims=True)
+    return -(pi * centred * (logp - (pi * logp).sum(axis=-1, keepdims=True))).sum(axis=-1)

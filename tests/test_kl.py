@@ -1,4 +1,5 @@
-"""Issue 14, item 2: the exact expected gradient of each KL estimator as a loss or in the reward.
+"""Issue 14, item 2: the exact expected gradient of each KL estimator as a loss or in the reward;
+issue 13, item 4: the first-order law of a step's entropy change.
 
 The four facts to 1e-12 against the closed-form gradients of the two KLs, and every
 (estimator, placement) against finite differences taken without the closed forms: of each
@@ -70,3 +71,28 @@ def test_one_prompt_and_a_batch_agree_and_bad_names_are_refused(policies):
         kl_gradient(pi, ref, "k4", "loss")
     with pytest.raises(ValueError, match="unknown KL placement 'advantage'; allowed: loss, reward"):
         kl_gradient(pi, ref, "k1", "advantage")
+
+
+def test_one_steps_entropy_change_follows_the_first_order_covariance_law():
+    """Cui et al. 2025 on one GRPO step of a group of 8: ΔH = −Cov_π(log π, Δz) + O(lr²). At
+    every lr the remainder is below 0.5 lr² |g|² per prompt (0.16 lr² |g|² at most here), and it
+    shrinks 100-fold when lr shrinks 10-fold: the law is the whole first-order term."""
+    from rlvr.estimators import advantages
+    from rlvr.exact import entropy, entropy_change_first_order
+    from rlvr.policy import policy_gradient, sample_answers
+
+    rng = np.random.default_rng(7)
+    z = rng.normal(size=(6, 10)) * 1.5  # [n, M]
+    pi = softmax(z)
+    y = sample_answers(pi, 8, rng)
+    g = policy_gradient(y, advantages((y == 0) * 1.0, "grpo"), pi)  # [n, M]
+    remainders = []
+    for lr in (0.1, 0.01, 0.001):
+        actual = entropy(softmax(z + lr * g)) - entropy(pi)
+        predicted = entropy_change_first_order(pi, lr * g)
+        remainder = np.abs(actual - predicted)
+        # second order: |remainder| <= C lr² |g|² with C = 0.5 (3x the largest measured, 0.16)
+        assert (remainder <= 0.5 * lr**2 * (g**2).sum(axis=1) + 1e-15).all(), (lr, remainder)
+        remainders.append(remainder.max())
+    assert 50 < remainders[0] / remainders[1] < 200 and 50 < remainders[1] / remainders[2] < 200
+    assert np.abs(entropy_change_first_order(pi, 0.1 * g)).max() > 1e-3  # the step moves the entropy
