@@ -160,6 +160,61 @@ def optimal(r, ctx):
     return r - b[:, None]
 
 
+# --- the pass@k family: advantages whose expected gradient is that of pass@k, not pass@1 ------
+
+
+def _pkpo(r, k):
+    """PKPO (Walder & Karkhanis 2025): the unbiased pass@k reward transform, as advantages in
+    rlvr's (1/G) Σ_i A_i (e_{y_i} − π) convention. r: [n, G] -> [n, G].
+
+    With the G rewards of a group sorted ascending (ties by position), answer i at rank m gets
+    ρ_i = [C(m−1, k−1) f_i + Σ_{l>m} C(l−2, k−2) f_(l)] / C(G, k): its share of the max over all
+    k-subsets that contain it, so Σ_i ρ_i ∇log π(y_i) is unbiased for ∇ pass@k; A_i = G ρ_i.
+    With 0/1 rewards: a correct answer gets k, a wrong one k (1 − C(G−c−1, k−1) / C(G−1, k−1))
+    for c correct answers in its group; k = 1 is REINFORCE.
+    """
+    from math import comb
+
+    n, G = r.shape
+    order = np.argsort(r, axis=1, kind="stable")  # [n, G] ascending
+    f = np.take_along_axis(r, order, axis=1)  # [n, G] sorted rewards
+    m = np.arange(1, G + 1)  # ranks
+    own = np.array([comb(int(j) - 1, k - 1) for j in m], float)  # C(m−1, k−1): subsets where it is the max
+    above = np.array([comb(int(j) - 2, k - 2) if j >= 2 and k >= 2 else 0 for j in m], float)  # C(l−2, k−2)
+    # Σ_{l>m} C(l−2, k−2) f_(l): a reversed cumulative sum of the higher ranks' weighted rewards
+    higher = np.cumsum((above * f)[:, ::-1], axis=1)[:, ::-1]  # [n, G]: Σ_{l>=m}
+    higher = np.concatenate([higher[:, 1:], np.zeros((n, 1))], axis=1)  # Σ_{l>m}
+    rho = np.empty_like(r)
+    np.put_along_axis(rho, order, (own * f + higher) / comb(G, k), axis=1)
+    return G * rho
+
+
+@estimator("pkpo_k2", min_G=2, label="PKPO (k = 2)", family="pass@k")
+def pkpo_k2(r, ctx):
+    """PKPO for pass@2: the unbiased pass@k transform (_pkpo) with k = 2."""
+    return _pkpo(r, 2)
+
+
+@estimator("pkpo_k4", min_G=4, label="PKPO (k = 4)", family="pass@k")
+def pkpo_k4(r, ctx):
+    """PKPO for pass@4 (another k: one more function like this one)."""
+    return _pkpo(r, 4)
+
+
+@estimator("grpo_passk", min_G=2, label="GRPO pass@k (verl)", family="pass@k")
+def grpo_passk(r, ctx):
+    """verl's grpo_passk (after Chen et al. 2025, arXiv 2503.19595): only a group's best answer
+    gets an advantage, r_max − r_second_max, divided by the group's N−1 std + EPS (verl's
+    default norm_adv_by_std_in_grpo); all others get 0. With 0/1 rewards only a group with
+    exactly one correct answer moves: that answer gets sqrt(G)."""
+    rows = np.arange(r.shape[0])
+    order = np.argsort(-r, axis=1, kind="stable")  # best first; a tie at the top gives 0 anyway
+    best, second = r[rows, order[:, 0]], r[rows, order[:, 1]]
+    A = np.zeros_like(r)
+    A[rows, order[:, 0]] = (best - second) / (r.std(axis=1, ddof=1) + EPS)
+    return A
+
+
 def advantages(r, method, baseline=None, pi=None, offset=0.0, weights=None):
     """A: [n, G] for rewards r: [n, G] under the named estimator.
 

@@ -275,8 +275,11 @@ def bias_vs_p(exact, gs):
     ax.plot(p, (G - 1) / G / np.sqrt(p * (1 - p)), "k:", lw=1, label=r"$(G - 1)\,/\,(G\sqrt{p(1 - p)})$")
     ax.set_xscale("logit")
     ax.set_yscale("log")
-    lo, hi = ax.get_ylim()
-    ticks = [t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 1e3, 1e4, 1e5, 1e6) if lo <= t <= hi]
+    lo, hi = ax.get_ylim()  # 1-2-5 ticks in every decade; powers of ten alone if that is too many
+    decades = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+    ticks = [t for t in (m * 10.0**e for e in decades for m in (1, 2, 5)) if lo <= t <= hi]
+    if len(ticks) > 9:
+        ticks = [t for t in ticks if np.isclose(np.log10(t), round(np.log10(t)))]
     ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("π(correct) = p")

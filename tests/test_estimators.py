@@ -128,3 +128,52 @@ def test_group_std_overshoot_levels_off_at_sqrt_G_minus_1_and_batch_std_does_not
     batch, _ = bias_curve("batch_std", G, M, 0.0, np.array([p]))
     np.testing.assert_allclose(batch[0], (G - 1) / G / np.sqrt(p * (1 - p)), rtol=1e-3)
     assert abs(batch[0] - 19.6) < 0.05
+
+
+def _pass_at_k_shares(f, k):
+    """By brute force over every k-subset: G × each answer's share of the subsets' max rewards."""
+    from itertools import combinations
+    from math import comb
+
+    G, share = len(f), np.zeros(len(f))
+    for subset in combinations(range(G), k):
+        for i in subset:
+            share[i] += max(f[j] for j in subset)
+    return G * share / comb(G, k)
+
+
+@pytest.mark.parametrize("method,k", [("pkpo_k2", 2), ("pkpo_k4", 4)])
+def test_pkpo_is_the_share_of_every_k_subsets_max(method, k):
+    """Walder & Karkhanis 2025's transform, against its definition summed over all subsets (real
+    rewards with ties; 0/1 rewards: k for a correct answer)."""
+    rng = np.random.default_rng(k)
+    r = np.round(rng.normal(size=(4, 7)), 1)
+    r[0, :3] = r[0, 3]  # ties
+    A = advantages(r, method)
+    for row, a in zip(r, A):
+        np.testing.assert_allclose(a, _pass_at_k_shares(row, k), rtol=0, atol=1e-12)
+    binary = advantages(np.array([[1.0, 0, 0, 1, 0, 0, 0]]), method)
+    assert np.allclose(binary[0, [0, 3]], k)
+
+
+@pytest.mark.parametrize("p", [0.01, 0.2, 0.5, 0.9])
+@pytest.mark.parametrize("method,k,G", [("pkpo_k2", 2, 8), ("pkpo_k4", 4, 8), ("pkpo_k4", 4, 4)])
+def test_pkpo_expected_gradient_is_the_gradient_of_pass_at_k(p, method, k, G):
+    """Exactly (rlvr/exact.py): E[ĝ_0] = d pass@k / dz_0 = k (1 − p)^(k−1) p (1 − p)."""
+    from rlvr.exact import exact_moments, uniform_wrong_prompt
+
+    mean, _, _ = exact_moments(uniform_wrong_prompt(p, 16), method, G)
+    assert abs(mean - k * (1 - p) ** (k - 1) * p * (1 - p)) < 1e-12
+
+
+def test_grpo_passk_moves_only_a_lone_correct_answer():
+    """verl's grpo_passk on 0/1 rewards: a group with exactly one correct answer gives it
+    (1 − 0) / (N−1 std + EPS) = sqrt(G) (up to EPS); two or none correct give nothing."""
+    from rlvr.estimators import EPS
+
+    r = np.array([[0.0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0], [6, 5, 5, 5]])
+    A = advantages(r, "grpo_passk")
+    expected = np.zeros((4, 4))
+    expected[0, 1] = 1 / (0.5 + EPS)  # N−1 std of one 1 among 4: 1/sqrt(4)
+    expected[3, 0] = 1 / (0.5 + EPS)  # an offset changes nothing
+    np.testing.assert_allclose(A, expected, rtol=0, atol=1e-12)
