@@ -10,7 +10,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator
 
 from . import io, style
-from .estimators import ESTIMATORS, FAMILIES
+from .estimators import FAMILIES
 from .task import LEVEL_KEYS as LEVELS
 
 LEVEL_LABELS = {"very_hard": "very hard", "hard": "hard", "medium": "medium", "easy": "easy",
@@ -66,11 +66,6 @@ def _gid(artists, method):
         artist.set_gid(f"method:{method}")
 
 
-def _family(method):
-    spec = ESTIMATORS.get(method)
-    return spec.family if spec else "other"
-
-
 def _over_seeds(frame, by, value):
     """Mean over seeds per `by`, and the half-width of its 95% interval (NaN with one seed)."""
     out = frame.groupby(by)[value].agg(mean="mean", sd="std", n="count")
@@ -124,8 +119,8 @@ def _training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
     order = {m: i for i, m in enumerate(dict.fromkeys(tr["method"]))}  # a method's rows together
     rows = sorted(dict.fromkeys(zip(tr["method"], tr["lr"], tr["reward_offset"])),
                   key=lambda r: (order[r[0]], r[2] != 0, r[1] != base_lr))
-    families = [f for f in FAMILIES if any(_family(m) == f for m, _, _ in rows)]
-    n_legend = max(sum(_family(m) == f for m, _, _ in rows) for f in families) + (extra is not None)
+    families = [f for f in FAMILIES if any(style.family(m) == f for m, _, _ in rows)]
+    n_legend = max(sum(style.family(m) == f for m, _, _ in rows) for f in families) + (extra is not None)
     fig, axes = _subplots(len(levels), len(families), height=1.55 * len(levels) + 0.55 + 0.13 * n_legend,
                           sharex=True, sharey="row")
     for i, level in enumerate(levels):
@@ -135,7 +130,7 @@ def _training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
             if extra:
                 extra(ax, level, first=j == 0)
             for m, lr, off in rows:
-                if _family(m) == family and (m, lr, off) in groups:
+                if style.family(m) == family and (m, lr, off) in groups:
                     s = _over_seeds(groups[m, lr, off], x, y)
                     _line(ax, s.index, s, m, **_row_style(lr, off, base_lr), label=_row_label(m, lr, off, base_lr))
             if i == 0:

@@ -30,12 +30,17 @@ RC = {
 }
 
 
+def family(method):
+    """A method's family (registered with it; an unregistered name: "other")."""
+    spec = ESTIMATORS.get(method)
+    return spec.family if spec else "other"
+
+
 def colour(method):
     """The colour of a method: a shade of its family's hue, by its place in the family."""
-    spec = ESTIMATORS.get(method)
-    family = spec.family if spec else "other"
-    members = [m for m, s in ESTIMATORS.items() if s.family == family]
-    shades = PALETTES[family]
+    its_family = family(method)
+    members = [m for m, s in ESTIMATORS.items() if s.family == its_family]
+    shades = PALETTES[its_family]
     i = members.index(method) if method in members else len(members)
     return shades[i % len(shades)]
 
