@@ -27,6 +27,8 @@ TASK_FILE = "task.parquet"
 EXACT_FILE = "exact_bias.parquet"
 # the training experiments whose rows come from a `rows:` list (grids allowed)
 ROW_EXPERIMENTS = ("training", "lr_sweep")
+# the keys of a row, in the order a grid expands them: the estimator, its step, then the objective
+ROW_FIELDS = ("method", "lr", "reward_offset", *TrainRow.OBJECTIVE)
 
 
 class ConfigError(ValueError):
@@ -122,6 +124,8 @@ def validate_config(config):
          f"{task['P']} must be a multiple of the number of levels ({len(task['level_logodds'])})")
     for i, x in enumerate(task["level_logodds"]):
         check_finite(f"task.level_logodds[{i}]", x)
+    lo, hi = task["answer_length"]
+    need(lo <= hi, "task.answer_length", f"[{lo}, {hi}] must be [min, max] with min <= max")
 
     gs = cfg["gradient_stats"]
     for i, case in enumerate(gs["cases"]):
@@ -143,7 +147,9 @@ def validate_config(config):
             check_method(keys["method"], row["method"])
             check_finite(keys["lr"], row["lr"])
             check_finite(keys["reward_offset"], row["reward_offset"])
-            ident = (row["method"], float(row["lr"]), float(row["reward_offset"]))
+            for field in ("clip_low", "clip_high", "kl_beta"):
+                check_finite(keys[field], row[field])
+            ident = tuple(row[field] for field in ROW_FIELDS)
             need(ident not in seen, keys["row"], f"duplicates {seen.get(ident)} {row}")
             seen.setdefault(ident, keys["row"])
 
@@ -213,12 +219,12 @@ def load_config(path=None, base=DEFAULT_CONFIG):
 
 
 def expand_rows(rows, section):
-    """Yield (row, keys) for every row of a `rows:` list, grids expanded: a row whose method,
-    lr or reward_offset is a list stands for every combination, in the order written.
+    """Yield (row, keys) for every row of a `rows:` list, grids expanded: a row with a list in
+    place of a value stands for every combination, in the order written.
     keys names each value's place in the config (for error messages)."""
     for i, row in enumerate(rows):
         axes = {}
-        for field in ("method", "lr", "reward_offset"):
+        for field in ROW_FIELDS:
             value = row[field]
             if isinstance(value, list):
                 axes[field] = [(v, f"{section}.rows[{i}].{field}[{j}]") for j, v in enumerate(value)]
@@ -257,16 +263,23 @@ def train_rows(cfg):
     at an equal number of steps and at an equal budget of answers). Each row trains all seeds."""
     trainer, k = cfg["trainer"], tuple(cfg["reference"]["k"])
 
-    def row(experiment, method, lr, offset, G, pps, steps, seeds, max_rounds=0):
+    def row(experiment, method, lr, offset, G, pps, steps, seeds, max_rounds=0, **objective):
         return TrainRow(experiment, method, float(lr), float(offset), G, pps, steps, max_rounds,
-                        tuple(seeds), trainer["value_lr"], trainer["eval_every"], k)
+                        tuple(seeds), trainer["value_lr"], trainer["eval_every"], k, **objective)
+
+    def objective(r):
+        """A row's objective keys as TrainRow takes them: numbers as floats, no dual clip as inf."""
+        out = {f: float(r[f]) for f in ("clip_low", "clip_high", "kl_beta")}
+        out["clip_c"] = math.inf if r["clip_c"] is None else float(r["clip_c"])
+        out.update({f: r[f] for f in ("epochs", "kl_estimator", "kl_placement", "loss_agg")})
+        return out
 
     rows = []
     for name in ROW_EXPERIMENTS:
         ex = cfg[name]
         if name == "training" or ex["enabled"]:
             rows += [row(name, r["method"], r["lr"], r["reward_offset"], ex["G"], ex["prompts_per_step"],
-                         ex["steps"], ex["seeds"]) for r, _ in expand_rows(ex["rows"], name)]
+                         ex["steps"], ex["seeds"], **objective(r)) for r, _ in expand_rows(ex["rows"], name)]
     gz = cfg["group_size"]
     rows += [row("group_size", gz["method"], gz["lr"], gz["reward_offset"], G, gz["answers_per_step"] // G,
                  gz["steps"], gz["seeds"]) for G in gz["G"]]

@@ -17,6 +17,7 @@ from math import comb
 import numpy as np
 
 from .estimators import advantages
+from .objective import KL_ESTIMATORS, KL_PLACEMENTS, kl_estimate, kl_estimate_slope  # noqa: F401
 
 
 def exact_moments(pi, method, G, offset=0.0):
@@ -67,20 +68,9 @@ def bias_curve(method, G, M, offset, ps):
 # ("reward"). On-policy, E[∇ k1] = 0, E[∇ k2] = ∇ KL(π‖π_ref), E[∇ k3] = ∇ KL(π_ref‖π) (the
 # forward KL), and k1 in the reward gives ∇ KL(π‖π_ref) (tests/test_kl.py).
 
-KL_ESTIMATORS = ("k1", "k2", "k3")
-KL_PLACEMENTS = ("loss", "reward")
-
-
 def kl_estimates(pi, ref, estimator):
     """The estimator's value at each answer: k: [..., M] for pi, ref: [..., M] (π(y) > 0)."""
-    log_ratio = np.log(pi) - np.log(ref)  # ℓ(y)
-    if estimator == "k1":
-        return log_ratio
-    if estimator == "k2":
-        return 0.5 * log_ratio**2
-    if estimator == "k3":
-        return np.exp(-log_ratio) - 1 + log_ratio
-    raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
+    return kl_estimate(np.log(pi) - np.log(ref), estimator)
 
 
 def kl_gradient(pi, ref, estimator, placement):
@@ -91,16 +81,11 @@ def kl_gradient(pi, ref, estimator, placement):
     reward: E_y~π[k(y) (e_y − π)]                       (k held fixed, through the score function)
     Both are Σ_y π_y w_y (e_y − π) = π∘w − π (π·w) for the weight w of each answer.
     """
-    if estimator not in KL_ESTIMATORS:
-        raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
     if placement not in KL_PLACEMENTS:
         raise ValueError(f"unknown KL placement {placement!r}; allowed: {', '.join(KL_PLACEMENTS)}")
     pi, ref = np.asarray(pi, float), np.asarray(ref, float)
     log_ratio = np.log(pi) - np.log(ref)  # ℓ(y)
-    if placement == "reward":
-        w = kl_estimates(pi, ref, estimator)
-    else:  # dk/dℓ
-        w = {"k1": np.ones_like(pi), "k2": log_ratio, "k3": 1 - np.exp(-log_ratio)}[estimator]
+    w = (kl_estimate if placement == "reward" else kl_estimate_slope)(log_ratio, estimator)
     weighted = pi * w
     return weighted - pi * weighted.sum(axis=-1, keepdims=True)
 

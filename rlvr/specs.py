@@ -6,6 +6,7 @@ each job its spec as JSON; the job rebuilds it with `from_json` and computes fro
 """
 
 import json
+import math
 from dataclasses import asdict, dataclass, fields
 
 
@@ -25,17 +26,42 @@ class TrainRow:
     value_lr: float  # the learned baseline's step (read only by `learned`)
     eval_every: int  # pass@1 recorded every this many steps
     k: tuple  # exact pass@k of the trained policies for these k
+    # the rest of the objective (training.Objective; its defaults are the lecture's)
+    epochs: int = 1
+    clip_low: float = 0.2
+    clip_high: float = 0.2
+    clip_c: float = math.inf
+    kl_beta: float = 0.0
+    kl_estimator: str = "k3"
+    kl_placement: str = "loss"
+    loss_agg: str = "seq-mean-token-sum-norm"
 
     # the columns that identify the row in each of its Parquet tables (runs, curves, passk_trained);
     # with steps they also name its files: seeds and the shared settings do not, so adding a seed
     # reruns this row's job under the same path
-    COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds")
+    COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds",
+               "epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
+               "loss_agg")
+    OBJECTIVE = ("epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
+                 "loss_agg")
+
+    @property
+    def objective(self):
+        from .training import Objective
+
+        return Objective(**{name: getattr(self, name) for name in self.OBJECTIVE})
 
     @property
     def path(self):
-        """Path of the row's files under results/, without the suffix."""
+        """Path of the row's files under results/, without the suffix; an objective other than
+        the default adds its non-default fields, so the lecture's rows keep their paths."""
+        from .training import Objective
+
+        changed = "".join(f"_{name}{value if isinstance(value, str) else repr(value)}"
+                          for name, value in zip(self.OBJECTIVE, self.objective)
+                          if value != getattr(Objective(), name))
         return (f"runs/{self.experiment}/{self.method}/lr{self.lr!r}_off{self.reward_offset!r}"
-                f"_G{self.G}_n{self.prompts_per_step}_s{self.steps}_dyn{self.max_rounds}")
+                f"_G{self.G}_n{self.prompts_per_step}_s{self.steps}_dyn{self.max_rounds}{changed}")
 
     @property
     def methods(self):

@@ -3,6 +3,8 @@
 The reference policy's logits are drawn so that each difficulty level has a target
 probability of the correct answer: the logit-odds of answer 0 on a prompt of level k
 is Normal(level_logodds[k], logodds_spread). Wrong answers get Normal(0, 1) logits.
+Each (prompt, answer) also has a length in tokens, uniform on [min, max] and independent of
+everything else; it matters only to the loss aggregation modes that weight answers by it.
 """
 
 import numpy as np
@@ -17,18 +19,25 @@ LEVEL_NAMES_EN = ("very hard", "hard", "medium", "easy")
 
 # log-odds of the correct answer per level: p ≈ 0.012, 0.05, 0.25, 0.65
 DEFAULT_LEVEL_LOGODDS = (-4.5, -3.0, -1.1, 0.6)
+DEFAULT_ANSWER_LENGTH = (100, 1000)  # tokens: (min, max), both included
 
 
-def make_task(P=200, M=16, seed=0, level_logodds=DEFAULT_LEVEL_LOGODDS, logodds_spread=0.3):
-    """Return {"P", "M", "level": [P] int (0 = very hard), "logits": [P, M] float}.
+def make_task(P=200, M=16, seed=0, level_logodds=DEFAULT_LEVEL_LOGODDS, logodds_spread=0.3,
+              answer_length=DEFAULT_ANSWER_LENGTH):
+    """Return {"P", "M", "level": [P] int (0 = very hard), "logits": [P, M] float,
+    "length": [P, M] int (tokens of each answer)}.
 
-    Levels come in P / n_levels contiguous blocks, hardest first.
+    Levels come in P / n_levels contiguous blocks, hardest first. The lengths are drawn after
+    the logits, from the same generator, so they leave the logits as they were without them.
     """
     n_levels = len(level_logodds)
     if P % n_levels:
         raise ValueError(f"task.P = {P} must be a multiple of the number of levels ({n_levels})")
     if M < 2:
         raise ValueError(f"task.M = {M} must be at least 2 (one correct answer and a wrong one)")
+    lo, hi = answer_length
+    if not 1 <= lo <= hi:
+        raise ValueError(f"task.answer_length = {list(answer_length)} must be [min, max] with 1 <= min <= max")
     rng = np.random.default_rng(seed)
     level = np.repeat(np.arange(n_levels), P // n_levels)  # [P]
     wrong = rng.normal(0.0, 1.0, size=(P, M - 1))  # [P, M-1]
@@ -36,14 +45,17 @@ def make_task(P=200, M=16, seed=0, level_logodds=DEFAULT_LEVEL_LOGODDS, logodds_
     # choose the correct logit so that log(p / (1 - p)) = logodds exactly
     lse_wrong = np.logaddexp.reduce(wrong, axis=1)  # [P]
     logits = np.concatenate([(logodds + lse_wrong)[:, None], wrong], axis=1)  # [P, M]
-    return {"P": P, "M": M, "level": level, "logits": logits, "n_levels": n_levels}
+    length = rng.integers(lo, hi + 1, size=(P, M))  # [P, M]
+    return {"P": P, "M": M, "level": level, "logits": logits, "n_levels": n_levels, "length": length}
 
 
 def task_columns(task_cfg):
-    """The task as columns: prompt, level, level_name, p_correct, logit_0 .. logit_{M-1}."""
+    """The task as columns: prompt, level, level_name, p_correct, logit_0 .. logit_{M-1},
+    length_0 .. length_{M-1}."""
     task = make_task(P=task_cfg["P"], M=task_cfg["M"], seed=task_cfg["seed"],
                      level_logodds=task_cfg["level_logodds"],
-                     logodds_spread=task_cfg["logodds_spread"])
+                     logodds_spread=task_cfg["logodds_spread"],
+                     answer_length=task_cfg["answer_length"])
     cols = {
         "prompt": np.arange(task["P"]),
         "level": task["level"],
@@ -51,6 +63,7 @@ def task_columns(task_cfg):
         "p_correct": softmax(task["logits"])[:, 0],
     }
     cols.update({f"logit_{j}": task["logits"][:, j] for j in range(task["M"])})
+    cols.update({f"length_{j}": task["length"][:, j] for j in range(task["M"])})
     return cols
 
 
@@ -58,10 +71,12 @@ def task_from_columns(cols):
     """The task mapping (as make_task returns) from task_columns' output."""
     M = sum(name.startswith("logit_") for name in cols)
     logits = np.stack([np.asarray(cols[f"logit_{j}"], float) for j in range(M)], axis=1)
+    length = np.stack([np.asarray(cols[f"length_{j}"], np.int64) for j in range(M)], axis=1)
     level = np.asarray(cols["level"], dtype=np.int64)
-    return {"P": len(level), "M": M, "level": level, "logits": logits, "n_levels": len(LEVEL_KEYS)}
+    return {"P": len(level), "M": M, "level": level, "logits": logits, "n_levels": len(LEVEL_KEYS),
+            "length": length}
 
 
 def read_task(path):
     """The task mapping from its Parquet file (task_columns' output); InputError naming the file."""
-    return task_from_columns(io.read_table(path, required=("level", "logit_0", "logit_1")))
+    return task_from_columns(io.read_table(path, required=("level", "logit_0", "logit_1", "length_0")))

@@ -8,14 +8,55 @@ random draws loop over seeds; the softmax, sampling, advantages and updates are 
 call for all of them.
 """
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
 from .metrics import passk_columns
+from .objective import (
+    KL_ESTIMATORS,
+    KL_PLACEMENTS,
+    LOSS_AGGREGATIONS,
+    aggregation_weights,
+    clipped_surrogate_weights,
+    kl_estimate,
+    kl_estimate_slope,
+)
 from .policy import inverse_cdf, log_softmax, policy_gradient, softmax
 from .task import LEVEL_KEYS
+
+
+class Objective(NamedTuple):
+    """What each step maximises beyond the advantages (rlvr/objective.py); the defaults are the
+    lecture's: one on-policy update per batch, no KL, every answer counted once."""
+
+    epochs: int = 1  # μ: updates on each batch; ρ = π/π_old is clipped from the second on
+    clip_low: float = 0.2  # ε_low: ρ below 1 − ε_low stops pushing a negative advantage
+    clip_high: float = 0.2  # ε_high: ρ above 1 + ε_high stops pushing a positive one (DAPO: 0.28)
+    clip_c: float = math.inf  # verl's dual clip: ρ above c stops pushing a negative advantage
+    kl_beta: float = 0.0  # β of the KL to the reference; 0: none
+    kl_estimator: str = "k3"  # k1, k2 or k3 (TRL's and verl's low_var_kl)
+    kl_placement: str = "loss"  # "loss" (GRPO, TRL) or "reward" (verl use_kl_in_reward)
+    loss_agg: str = "seq-mean-token-sum-norm"  # how answers of different lengths are weighted
+
+    def check(self):
+        """ValueError naming the first field that is not allowed."""
+        if not (isinstance(self.epochs, int) and self.epochs >= 1):
+            raise ValueError(f"epochs = {self.epochs!r} must be a whole number >= 1")
+        if not 0 < self.clip_low < 1:
+            raise ValueError(f"clip_low = {self.clip_low!r} must be in (0, 1)")
+        if not self.clip_high > 0:
+            raise ValueError(f"clip_high = {self.clip_high!r} must be > 0")
+        if not self.clip_c > 1:
+            raise ValueError(f"clip_c = {self.clip_c!r} must be > 1 (inf: no dual clip)")
+        if not self.kl_beta >= 0:
+            raise ValueError(f"kl_beta = {self.kl_beta!r} must be >= 0")
+        for name, allowed in (("kl_estimator", KL_ESTIMATORS), ("kl_placement", KL_PLACEMENTS),
+                              ("loss_agg", LOSS_AGGREGATIONS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} = {getattr(self, name)!r}; allowed: {', '.join(allowed)}")
 
 
 class Record(NamedTuple):
@@ -29,6 +70,12 @@ class Record(NamedTuple):
     entropy_by_level: np.ndarray  # [n_levels]
     kl_ref: float  # exact KL(π‖π_ref) per prompt, mean over all prompts
     kl_ref_by_level: np.ndarray  # [n_levels]
+    clip_frac: float  # share of (answer, update) pairs the clip zeroed since the last record
+    clip_frac_by_level: np.ndarray  # [n_levels]
+    length_correct: float  # exact expected tokens of a correct answer to a uniform prompt
+    length_correct_by_level: np.ndarray  # [n_levels]
+    length_wrong: float  # exact expected tokens of a wrong answer to a uniform prompt
+    length_wrong_by_level: np.ndarray  # [n_levels]
 
 
 def level_means(x, level, n_levels):
@@ -53,13 +100,16 @@ def softmax_entropy_kl(logits, ref_logp):
 
 
 def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offset=0.0,
-                value_lr=0.2, eval_every=1, max_rounds=0):
+                value_lr=0.2, eval_every=1, max_rounds=0, objective=None):
     """Train from the reference logits once per seed; return one dict per seed with "history"
     ([Record]), "zero_frac", "zero_frac_pred", "answers", "kept_frac" and the final "logits" [P, M].
 
-    Each step draws prompts_per_step distinct prompts, G answers for each, and moves those
-    prompts' logits by lr * policy_gradient. `learned` keeps a value V per prompt (start 0)
-    that moves value_lr of the way toward each observed group-mean reward.
+    Each step draws prompts_per_step distinct prompts, G answers for each from π_old (the
+    policy at the start of the step), computes the advantages, and moves those prompts' logits
+    objective.epochs times by lr * policy_gradient with the objective's weights: the clipped
+    ratio π/π_old, the KL term and the loss aggregation (rlvr/objective.py). `learned` keeps a
+    value V per prompt (start 0) that moves value_lr of the way toward each observed group-mean
+    reward.
 
     max_rounds > 0 turns on dynamic sampling (DAPO; verl filter_groups): groups whose rewards
     are all equal are dropped and further rounds draw other prompts until prompts_per_step
@@ -71,6 +121,8 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         raise ValueError(f"unknown method {method!r}; known: {', '.join(ESTIMATORS)}")
     if not 1 <= prompts_per_step <= P:
         raise ValueError(f"prompts_per_step = {prompts_per_step} must be in 1..{P}")
+    obj = objective or Objective()
+    obj.check()
     S, n = len(seeds), prompts_per_step
     rngs = [np.random.default_rng(seed) for seed in seeds]
     logits = np.repeat(np.asarray(task["logits"], float)[None], S, axis=0)  # [S, P, M]
@@ -83,13 +135,29 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     ref_logp = log_softmax(np.asarray(task["logits"], float))  # [P, M]: the reference policy
     pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)  # [S, P, M], [S, P], [S, P]
     p0 = pi_all[..., 0]
+    # answer lengths [P, M]; the expected tokens of a wrong answer, π-weighted, kept like p0
+    length = np.asarray(task["length"], np.int64)
+    unit = length.mean()  # every aggregation mode weighs an answer of the mean length alike
+    wrong_tokens = (pi_all[..., 1:] * length[:, 1:]).sum(axis=-1)  # [S, P]: Σ_{a≥1} π_a L_a
+    # answers the clip zeroed, and all (answer, update) pairs, since the last record
+    clipped_n, updates_n = np.zeros((S, n_levels)), np.zeros((S, n_levels))
 
     def record(step, mean_reward, zero_frac, answers_so_far):
         overall, by_level = level_means(p0, level, n_levels)
         h, h_level = level_means(H, level, n_levels)
         d, d_level = level_means(kl_ref, level, n_levels)
+        # E[L | correct] and E[L | wrong] of an answer to a uniform prompt: ratios of sums
+        c, c_level = level_means(p0 * length[:, 0], level, n_levels)
+        w, w_level = level_means(wrong_tokens, level, n_levels)
+        q, q_level = level_means(1 - p0, level, n_levels)
+        with np.errstate(invalid="ignore", divide="ignore"):  # 0/0: no update, or π(correct) = 0
+            clip, clip_level = clipped_n.sum(1) / updates_n.sum(1), clipped_n / updates_n
+            len_c, len_c_level = c / overall, c_level / by_level
+            len_w, len_w_level = w / q, w_level / q_level
         return [Record(step, float(overall[s]), float(mean_reward[s]), float(zero_frac[s]), by_level[s],
-                       int(answers_so_far[s]), float(h[s]), h_level[s], float(d[s]), d_level[s])
+                       int(answers_so_far[s]), float(h[s]), h_level[s], float(d[s]), d_level[s],
+                       float(clip[s]), clip_level[s], float(len_c[s]), len_c_level[s],
+                       float(len_w[s]), len_w_level[s])
                 for s in range(S)]
 
     history = [[rec] for rec in record(0, np.full(S, np.nan), np.full(S, np.nan), np.zeros(S, int))]
@@ -144,19 +212,46 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         zero_groups += step_zero
         kept_groups += sizes
         if len(prompt_of):
+            z = logits[seed_of, prompt_of]  # [R, M]: π_old's logits, updated below
+            if obj.epochs > 1 or obj.kl_beta:
+                logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1)  # [R, G]: log π_old(y)
+                ref_y = np.take_along_axis(ref_logp[prompt_of], y_b, axis=1)  # [R, G]: log π_ref(y)
+            r_adv = r_b  # the reward the estimator sees
+            if obj.kl_beta and obj.kl_placement == "reward":  # verl use_kl_in_reward: r − β k(y)
+                r_adv = r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)
             if batch_estimator:  # batch statistics are per seed: one call per seed's rows
-                parts = zip(*(np.split(x, np.cumsum(sizes)[:-1]) for x in (r_b, pi_b, V[seed_of, prompt_of])))
+                parts = zip(*(np.split(x, np.cumsum(sizes)[:-1]) for x in (r_adv, pi_b, V[seed_of, prompt_of])))
                 A = np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset)
                                     for r_s, pi_s, v_s in parts])
             else:
-                A = advantages(r_b, method, baseline=V[seed_of, prompt_of], pi=pi_b,
+                A = advantages(r_adv, method, baseline=V[seed_of, prompt_of], pi=pi_b,
                                offset=reward_offset)  # [R, G]
             if method == "learned":
-                V[seed_of, prompt_of] += value_lr * (r_b.mean(axis=1) - V[seed_of, prompt_of])
-            logits[seed_of, prompt_of] += lr * policy_gradient(y_b, A, pi_b)
+                V[seed_of, prompt_of] += value_lr * (r_adv.mean(axis=1) - V[seed_of, prompt_of])
+            length_b = length[prompt_of[:, None], y_b]  # [R, G] tokens of each sampled answer
+            batch_tokens = np.bincount(seed_of, length_b.sum(axis=1), S)[seed_of, None]  # [R, 1]
+            gain = aggregation_weights(obj.loss_agg, length_b, batch_tokens, sizes[seed_of, None] * G, unit)
+            lv = level[prompt_of]  # [R]
+            for epoch in range(obj.epochs):  # μ updates on the same answers
+                if epoch == 0:  # on-policy: ρ = 1 exactly, nothing clipped
+                    pi, W, logp = pi_b, A, (logp_old if obj.kl_beta else None)
+                else:
+                    pi = softmax(z)
+                    logp = np.take_along_axis(log_softmax(z), y_b, axis=1)  # [R, G]: log π(y)
+                    W, clipped = clipped_surrogate_weights(A, np.exp(logp - logp_old), obj.clip_low,
+                                                           obj.clip_high, obj.clip_c)  # [R, G]
+                    np.add.at(clipped_n, (seed_of, lv), clipped.sum(axis=1))
+                np.add.at(updates_n, (seed_of, lv), G)
+                if obj.kl_beta and obj.kl_placement == "loss":  # GRPO, TRL: + β k(y) in the loss
+                    W = W - obj.kl_beta * kl_estimate_slope(logp - ref_y, obj.kl_estimator)
+                if gain is not None:
+                    W = W * gain
+                z = z + lr * policy_gradient(y_b, W, pi)
+            logits[seed_of, prompt_of] = z
             pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
-                logits[seed_of, prompt_of], ref_logp[prompt_of])
+                z, ref_logp[prompt_of])
             p0[seed_of, prompt_of] = pi_new[:, 0]
+            wrong_tokens[seed_of, prompt_of] = (pi_new[:, 1:] * length[prompt_of, 1:]).sum(axis=-1)
         if step % eval_every == 0 or step == steps:
             if not max_rounds:
                 mean_reward = r.reshape(S, n * G).mean(axis=1)  # [S]
@@ -165,6 +260,7 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                                for r_s in np.split(r_b, np.cumsum(sizes)[:-1])]
             for s, rec in enumerate(record(step, mean_reward, step_zero / step_groups, answers)):
                 history[s].append(rec)
+            clipped_n[:], updates_n[:] = 0, 0
     return [
         {
             "history": history[s],
@@ -190,7 +286,7 @@ def row_columns(task, row):
     curves in long format, exact pass@k of each trained policy), as columns, seed after seed."""
     outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
                        reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
-                       max_rounds=row.max_rounds)
+                       max_rounds=row.max_rounds, objective=row.objective)
     ident = {name: getattr(row, name) for name in row.COLUMNS}
     names = list(LEVEL_KEYS) + ["all"]
     tables = ([], [], [])
@@ -207,12 +303,16 @@ def row_columns(task, row):
         pass1 = np.array([list(rec.pass1_by_level) + [rec.pass1] for rec in out["history"]])  # [T, 5]
         entropy = np.array([list(rec.entropy_by_level) + [rec.entropy] for rec in out["history"]])  # [T, 5]
         kl_ref = np.array([list(rec.kl_ref_by_level) + [rec.kl_ref] for rec in out["history"]])  # [T, 5]
+        clip = np.array([list(rec.clip_frac_by_level) + [rec.clip_frac] for rec in out["history"]])  # [T, 5]
+        len_c = np.array([list(rec.length_correct_by_level) + [rec.length_correct] for rec in out["history"]])
+        len_w = np.array([list(rec.length_wrong_by_level) + [rec.length_wrong] for rec in out["history"]])
         answers = np.array([rec.answers for rec in out["history"]])  # [T]
         n = pass1.size
         curve = {k: [v] * n for k, v in ident.items()}
         curve.update({"seed": [seed] * n, "step": np.repeat(steps, len(names)),
                       "answers": np.repeat(answers, len(names)), "level": names * len(steps),
-                      "pass1": pass1.ravel(), "entropy": entropy.ravel(), "kl_ref": kl_ref.ravel()})
+                      "pass1": pass1.ravel(), "entropy": entropy.ravel(), "kl_ref": kl_ref.ravel(),
+                      "clip_frac": clip.ravel(), "length_correct": len_c.ravel(), "length_wrong": len_w.ravel()})
         passk = {k: [v] * (len(names) * len(row.k)) for k, v in ident.items()}
         passk["seed"] = [seed] * (len(names) * len(row.k))
         passk.update(passk_columns(out["logits"], task, row.k))
