@@ -16,12 +16,46 @@ An answer is one choice in this toy: its log-probability is the sum of its token
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
+
+from .policy import log_softmax, policy_gradient, softmax
 
 KL_ESTIMATORS = ("k1", "k2", "k3")
 KL_PLACEMENTS = ("loss", "reward")
 LOSS_AGGREGATIONS = ("seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean")
+
+
+class Objective(NamedTuple):
+    """What each step maximises beyond the advantages; the defaults are the
+    lecture's: one on-policy update per batch, no KL, every answer counted once."""
+
+    epochs: int = 1  # μ: updates on each batch; ρ = π/π_old is clipped from the second on
+    clip_low: float = 0.2  # ε_low: ρ below 1 − ε_low stops pushing a negative advantage
+    clip_high: float = 0.2  # ε_high: ρ above 1 + ε_high stops pushing a positive one (DAPO: 0.28)
+    clip_c: float = math.inf  # verl's dual clip: ρ above c stops pushing a negative advantage
+    kl_beta: float = 0.0  # β of the KL to the reference; 0: none
+    kl_estimator: str = "k3"  # k1, k2 or k3 (TRL's and verl's low_var_kl)
+    kl_placement: str = "loss"  # "loss" (GRPO, TRL) or "reward" (verl use_kl_in_reward)
+    loss_agg: str = "seq-mean-token-sum-norm"  # how answers of different lengths are weighted
+
+    def check(self):
+        """ValueError naming the first field that is not allowed."""
+        if not (isinstance(self.epochs, int) and self.epochs >= 1):
+            raise ValueError(f"epochs = {self.epochs!r} must be a whole number >= 1")
+        if not 0 < self.clip_low < 1:
+            raise ValueError(f"clip_low = {self.clip_low!r} must be in (0, 1)")
+        if not self.clip_high > 0:
+            raise ValueError(f"clip_high = {self.clip_high!r} must be > 0")
+        if not self.clip_c > 1:
+            raise ValueError(f"clip_c = {self.clip_c!r} must be > 1 (inf: no dual clip)")
+        if not self.kl_beta >= 0:
+            raise ValueError(f"kl_beta = {self.kl_beta!r} must be >= 0")
+        for name, allowed in (("kl_estimator", KL_ESTIMATORS), ("kl_placement", KL_PLACEMENTS),
+                              ("loss_agg", LOSS_AGGREGATIONS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} = {getattr(self, name)!r}; allowed: {', '.join(allowed)}")
 
 
 def kl_estimate(log_ratio, estimator):
@@ -79,3 +113,33 @@ def aggregation_weights(mode, length, batch_tokens=None, batch_answers=None, uni
     if mode == "token-mean":
         return np.broadcast_to(batch_answers * unit / batch_tokens, length.shape)
     raise ValueError(f"unknown loss aggregation {mode!r}; allowed: {', '.join(LOSS_AGGREGATIONS)}")
+
+
+def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None):
+    """The obj.epochs (μ) updates of one batch, as GRPO's inner loop: z: [R, M] logits of π_old,
+    y: [R, G] the answers sampled from it, A: [R, G] their advantages, pi_old = softmax(z): [R, M],
+    ref_y: [R, G] log π_ref(y) (read when obj.kl_beta), gain: [R, G] aggregation weights (None: 1)
+    -> (z after the updates: [R, M], clipped: [R] (answer, update) pairs the clip zeroed per row).
+
+    Each update ascends (1/G) Σ_i gain_i [min(ρ_i A_i, clip(ρ_i) A_i) − β k(y_i)] with
+    ρ = π(y)/π_old(y); the first is on-policy (ρ = 1 exactly, nothing clipped), so with μ = 1,
+    β = 0 and no gain it is the lecture's step, bit for bit.
+    """
+    clipped_rows = np.zeros(len(z), np.int64)
+    if obj.epochs > 1 or obj.kl_beta:
+        logp_old = np.take_along_axis(log_softmax(z), y, axis=1)  # [R, G]: log π_old(y)
+    for epoch in range(obj.epochs):
+        if epoch == 0:
+            pi, W, logp = pi_old, A, (logp_old if obj.kl_beta else None)
+        else:
+            pi = softmax(z)
+            logp = np.take_along_axis(log_softmax(z), y, axis=1)  # [R, G]: log π(y)
+            W, clipped = clipped_surrogate_weights(A, np.exp(logp - logp_old), obj.clip_low,
+                                                   obj.clip_high, obj.clip_c)
+            clipped_rows += clipped.sum(axis=1)
+        if obj.kl_beta and obj.kl_placement == "loss":  # GRPO, TRL: + β k(y) in the loss
+            W = W - obj.kl_beta * kl_estimate_slope(logp - ref_y, obj.kl_estimator)
+        if gain is not None:
+            W = W * gain
+        z = z + lr * policy_gradient(y, W, pi)
+    return z, clipped_rows

@@ -26,7 +26,7 @@ class TrainRow:
     value_lr: float  # the learned baseline's step (read only by `learned`)
     eval_every: int  # pass@1 recorded every this many steps
     k: tuple  # exact pass@k of the trained policies for these k
-    # the rest of the objective (training.Objective; its defaults are the lecture's)
+    # the rest of the objective (objective.Objective; its defaults are the lecture's)
     epochs: int = 1
     clip_low: float = 0.2
     clip_high: float = 0.2
@@ -47,7 +47,7 @@ class TrainRow:
 
     @property
     def objective(self):
-        from .training import Objective
+        from .objective import Objective
 
         return Objective(**{name: getattr(self, name) for name in self.OBJECTIVE})
 
@@ -55,7 +55,7 @@ class TrainRow:
     def path(self):
         """Path of the row's files under results/, without the suffix; an objective other than
         the default adds its non-default fields, so the lecture's rows keep their paths."""
-        from .training import Objective
+        from .objective import Objective
 
         changed = "".join(f"_{name}{value if isinstance(value, str) else repr(value)}"
                           for name, value in zip(self.OBJECTIVE, self.objective)

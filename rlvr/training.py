@@ -8,55 +8,15 @@ random draws loop over seeds; the softmax, sampling, advantages and updates are 
 call for all of them.
 """
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
 from .metrics import passk_columns
-from .objective import (
-    KL_ESTIMATORS,
-    KL_PLACEMENTS,
-    LOSS_AGGREGATIONS,
-    aggregation_weights,
-    clipped_surrogate_weights,
-    kl_estimate,
-    kl_estimate_slope,
-)
-from .policy import inverse_cdf, log_softmax, policy_gradient, softmax
+from .objective import Objective, aggregation_weights, kl_estimate, policy_updates
+from .policy import inverse_cdf, log_softmax, softmax
 from .task import LEVEL_KEYS
-
-
-class Objective(NamedTuple):
-    """What each step maximises beyond the advantages (rlvr/objective.py); the defaults are the
-    lecture's: one on-policy update per batch, no KL, every answer counted once."""
-
-    epochs: int = 1  # μ: updates on each batch; ρ = π/π_old is clipped from the second on
-    clip_low: float = 0.2  # ε_low: ρ below 1 − ε_low stops pushing a negative advantage
-    clip_high: float = 0.2  # ε_high: ρ above 1 + ε_high stops pushing a positive one (DAPO: 0.28)
-    clip_c: float = math.inf  # verl's dual clip: ρ above c stops pushing a negative advantage
-    kl_beta: float = 0.0  # β of the KL to the reference; 0: none
-    kl_estimator: str = "k3"  # k1, k2 or k3 (TRL's and verl's low_var_kl)
-    kl_placement: str = "loss"  # "loss" (GRPO, TRL) or "reward" (verl use_kl_in_reward)
-    loss_agg: str = "seq-mean-token-sum-norm"  # how answers of different lengths are weighted
-
-    def check(self):
-        """ValueError naming the first field that is not allowed."""
-        if not (isinstance(self.epochs, int) and self.epochs >= 1):
-            raise ValueError(f"epochs = {self.epochs!r} must be a whole number >= 1")
-        if not 0 < self.clip_low < 1:
-            raise ValueError(f"clip_low = {self.clip_low!r} must be in (0, 1)")
-        if not self.clip_high > 0:
-            raise ValueError(f"clip_high = {self.clip_high!r} must be > 0")
-        if not self.clip_c > 1:
-            raise ValueError(f"clip_c = {self.clip_c!r} must be > 1 (inf: no dual clip)")
-        if not self.kl_beta >= 0:
-            raise ValueError(f"kl_beta = {self.kl_beta!r} must be >= 0")
-        for name, allowed in (("kl_estimator", KL_ESTIMATORS), ("kl_placement", KL_PLACEMENTS),
-                              ("loss_agg", LOSS_AGGREGATIONS)):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} = {getattr(self, name)!r}; allowed: {', '.join(allowed)}")
 
 
 class Record(NamedTuple):
@@ -213,11 +173,10 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         kept_groups += sizes
         if len(prompt_of):
             z = logits[seed_of, prompt_of]  # [R, M]: π_old's logits, updated below
-            if obj.epochs > 1 or obj.kl_beta:
-                logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1)  # [R, G]: log π_old(y)
-                ref_y = np.take_along_axis(ref_logp[prompt_of], y_b, axis=1)  # [R, G]: log π_ref(y)
+            ref_y = np.take_along_axis(ref_logp[prompt_of], y_b, axis=1) if obj.kl_beta else None  # [R, G]
             r_adv = r_b  # the reward the estimator sees
             if obj.kl_beta and obj.kl_placement == "reward":  # verl use_kl_in_reward: r − β k(y)
+                logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1)  # [R, G]: log π_old(y)
                 r_adv = r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)
             if batch_estimator:  # batch statistics are per seed: one call per seed's rows
                 parts = zip(*(np.split(x, np.cumsum(sizes)[:-1]) for x in (r_adv, pi_b, V[seed_of, prompt_of])))
@@ -231,22 +190,10 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
             length_b = length[prompt_of[:, None], y_b]  # [R, G] tokens of each sampled answer
             batch_tokens = np.bincount(seed_of, length_b.sum(axis=1), S)[seed_of, None]  # [R, 1]
             gain = aggregation_weights(obj.loss_agg, length_b, batch_tokens, sizes[seed_of, None] * G, unit)
+            z, clipped = policy_updates(z, y_b, A, pi_b, lr, obj, ref_y, gain)  # μ updates
             lv = level[prompt_of]  # [R]
-            for epoch in range(obj.epochs):  # μ updates on the same answers
-                if epoch == 0:  # on-policy: ρ = 1 exactly, nothing clipped
-                    pi, W, logp = pi_b, A, (logp_old if obj.kl_beta else None)
-                else:
-                    pi = softmax(z)
-                    logp = np.take_along_axis(log_softmax(z), y_b, axis=1)  # [R, G]: log π(y)
-                    W, clipped = clipped_surrogate_weights(A, np.exp(logp - logp_old), obj.clip_low,
-                                                           obj.clip_high, obj.clip_c)  # [R, G]
-                    np.add.at(clipped_n, (seed_of, lv), clipped.sum(axis=1))
-                np.add.at(updates_n, (seed_of, lv), G)
-                if obj.kl_beta and obj.kl_placement == "loss":  # GRPO, TRL: + β k(y) in the loss
-                    W = W - obj.kl_beta * kl_estimate_slope(logp - ref_y, obj.kl_estimator)
-                if gain is not None:
-                    W = W * gain
-                z = z + lr * policy_gradient(y_b, W, pi)
+            np.add.at(clipped_n, (seed_of, lv), clipped)
+            np.add.at(updates_n, (seed_of, lv), G * obj.epochs)
             logits[seed_of, prompt_of] = z
             pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
                 z, ref_logp[prompt_of])
