@@ -79,7 +79,7 @@ def _allowed(error):
     if error.validator in ("additionalProperties", "required"):
         return f" (known keys: {', '.join(schema.get('properties', {}))})"
     bits = []
-    for word in ("type", "enum", "minimum", "exclusiveMinimum", "maximum", "minItems"):
+    for word in ("type", "enum", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "minItems"):
         if word in schema:
             bits.append(f"{word} {schema[word]}")
     if "description" in schema:
@@ -268,9 +268,9 @@ def train_rows(cfg):
                         tuple(seeds), trainer["value_lr"], trainer["eval_every"], k, **objective)
 
     def objective(r):
-        """A row's objective keys as TrainRow takes them: numbers as floats, no dual clip as inf."""
+        """A row's objective keys as TrainRow takes them: numbers as floats, no dual clip as 0."""
         out = {f: float(r[f]) for f in ("clip_low", "clip_high", "kl_beta")}
-        out["clip_c"] = math.inf if r["clip_c"] is None else float(r["clip_c"])
+        out["clip_c"] = 0.0 if r["clip_c"] is None else float(r["clip_c"])
         out.update({f: r[f] for f in ("epochs", "kl_estimator", "kl_placement", "loss_agg")})
         return out
 

@@ -15,7 +15,6 @@ An answer is one choice in this toy: its log-probability is the sum of its token
 Σ_t ∇ log π(o_t) = e_y − π, and the KL estimators see the whole answer, as if it were one token.
 """
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -34,7 +33,7 @@ class Objective(NamedTuple):
     epochs: int = 1  # μ: updates on each batch; ρ = π/π_old is clipped from the second on
     clip_low: float = 0.2  # ε_low: ρ below 1 − ε_low stops pushing a negative advantage
     clip_high: float = 0.2  # ε_high: ρ above 1 + ε_high stops pushing a positive one (DAPO: 0.28)
-    clip_c: float = math.inf  # verl's dual clip: ρ above c stops pushing a negative advantage
+    clip_c: float = 0.0  # verl's dual clip: ρ above c (> 1) stops pushing a negative advantage; 0: none
     kl_beta: float = 0.0  # β of the KL to the reference; 0: none
     kl_estimator: str = "k3"  # k1, k2 or k3 (TRL's and verl's low_var_kl)
     kl_placement: str = "loss"  # "loss" (GRPO, TRL) or "reward" (verl use_kl_in_reward)
@@ -48,8 +47,8 @@ class Objective(NamedTuple):
             raise ValueError(f"clip_low = {self.clip_low!r} must be in (0, 1)")
         if not self.clip_high > 0:
             raise ValueError(f"clip_high = {self.clip_high!r} must be > 0")
-        if not self.clip_c > 1:
-            raise ValueError(f"clip_c = {self.clip_c!r} must be > 1 (inf: no dual clip)")
+        if not (self.clip_c > 1 or self.clip_c == 0):
+            raise ValueError(f"clip_c = {self.clip_c!r} must be > 1 (or 0: no dual clip)")
         if not self.kl_beta >= 0:
             raise ValueError(f"kl_beta = {self.kl_beta!r} must be >= 0")
         for name, allowed in (("kl_estimator", KL_ESTIMATORS), ("kl_placement", KL_PLACEMENTS),
@@ -82,15 +81,15 @@ def kl_estimate_slope(log_ratio, estimator):
     raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
 
 
-def clipped_surrogate_weights(A, ratio, clip_low, clip_high, clip_c=math.inf):
+def clipped_surrogate_weights(A, ratio, clip_low, clip_high, clip_c=0.0):
     """Weights of the PPO clipped surrogate min(ρA, clip(ρ, 1−ε_low, 1+ε_high)A), with verl's
-    dual clip max(·, c·A) for A < 0 (c = inf: none): A, ratio: [n, G] -> (W, clipped): [n, G].
+    dual clip max(·, c·A) for A < 0 (c = 0: none): A, ratio: [n, G] -> (W, clipped): [n, G].
 
     Where the clipped term is the one taken, the objective is constant in the logits, so the
     answer's weight is 0 (`clipped`); elsewhere d(ρA)/dz = A ρ (e_y − π), weight Aρ.
     """
     clipped = ((A > 0) & (ratio > 1 + clip_high)) | ((A < 0) & (ratio < 1 - clip_low))
-    if clip_c < math.inf:
+    if clip_c:
         clipped |= (A < 0) & (ratio > clip_c)
     return np.where(clipped, 0.0, A * ratio), clipped
 

@@ -6,7 +6,6 @@ each job its spec as JSON; the job rebuilds it with `from_json` and computes fro
 """
 
 import json
-import math
 from dataclasses import asdict, dataclass, fields
 
 
@@ -30,7 +29,7 @@ class TrainRow:
     epochs: int = 1
     clip_low: float = 0.2
     clip_high: float = 0.2
-    clip_c: float = math.inf
+    clip_c: float = 0.0
     kl_beta: float = 0.0
     kl_estimator: str = "k3"
     kl_placement: str = "loss"

@@ -30,9 +30,9 @@ class Record(NamedTuple):
     entropy_by_level: np.ndarray  # [n_levels]
     kl_ref: float  # exact KL(π‖π_ref) per prompt, mean over all prompts
     kl_ref_by_level: np.ndarray  # [n_levels]
-    clip_frac: float  # share of (answer, update) pairs the clip zeroed since the last record
+    clip_frac: float  # share of (answer, update) pairs the clip zeroed since the last record (0: none)
     clip_frac_by_level: np.ndarray  # [n_levels]
-    length_correct: float  # exact expected tokens of a correct answer to a uniform prompt
+    length_correct: float  # exact expected tokens of a correct answer to a uniform prompt (NaN: π(correct) = 0)
     length_correct_by_level: np.ndarray  # [n_levels]
     length_wrong: float  # exact expected tokens of a wrong answer to a uniform prompt
     length_wrong_by_level: np.ndarray  # [n_levels]
@@ -110,8 +110,10 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         c, c_level = level_means(p0 * length[:, 0], level, n_levels)
         w, w_level = level_means(wrong_tokens, level, n_levels)
         q, q_level = level_means(1 - p0, level, n_levels)
-        with np.errstate(invalid="ignore", divide="ignore"):  # 0/0: no update, or π(correct) = 0
-            clip, clip_level = clipped_n.sum(1) / updates_n.sum(1), clipped_n / updates_n
+        # 0 where nothing was updated (step 0, or a level no prompt of which was drawn)
+        clip = clipped_n.sum(1) / np.maximum(updates_n.sum(1), 1)
+        clip_level = clipped_n / np.maximum(updates_n, 1)
+        with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where π(correct) = 0
             len_c, len_c_level = c / overall, c_level / by_level
             len_w, len_w_level = w / q, w_level / q_level
         return [Record(step, float(overall[s]), float(mean_reward[s]), float(zero_frac[s]), by_level[s],

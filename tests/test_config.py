@@ -52,6 +52,19 @@ BAD = [
     ({"dynamic_sampling": {"G": 1}}, "dynamic_sampling.G", "grpo needs G >= 2"),
     ({"training": {"seeds": [-1]}}, "training.seeds[0]", "minimum"),
     ({"training": {"seeds": [1, 1]}}, "training.seeds", "non-unique"),
+    ({"task": {"answer_length": [500, 100]}}, "task.answer_length", "min <= max"),
+    ({"task": {"answer_length": [0, 100]}}, "task.answer_length[0]", "minimum"),
+    ({"training": {"rows": [dict(ROW, epochs=0)]}}, "training.rows[0].epochs", "minimum"),
+    ({"training": {"rows": [dict(ROW, epochs=[1, 2.5])]}}, "training.rows[0].epochs[1]", "not of type 'integer'"),
+    ({"training": {"rows": [dict(ROW, clip_low=1.0)]}}, "training.rows[0].clip_low", "exclusiveMaximum"),
+    ({"training": {"rows": [dict(ROW, clip_c=1.0)]}}, "training.rows[0].clip_c", "exclusiveMinimum"),
+    ({"training": {"rows": [dict(ROW, kl_beta=-1)]}}, "training.rows[0].kl_beta", "minimum"),
+    ({"training": {"rows": [dict(ROW, kl_beta=math.nan)]}}, "training.rows[0].kl_beta", "not a finite number"),
+    ({"training": {"rows": [dict(ROW, kl_estimator="k4")]}}, "training.rows[0].kl_estimator", "'k1', 'k2', 'k3'"),
+    ({"training": {"rows": [dict(ROW, kl_placement=["loss", "advantage"])]}},
+     "training.rows[0].kl_placement[1]", "'loss', 'reward'"),
+    ({"training": {"rows": [dict(ROW, loss_agg="token-sum")]}}, "training.rows[0].loss_agg", "'token-mean'"),
+    ({"training": {"rows": [ROW, dict(ROW, epochs=1)]}}, "training.rows[1]", "duplicates training.rows[0]"),
 ]
 
 
@@ -67,7 +80,7 @@ def test_bad_config_names_the_key(cfg, key, phrase):
 def test_empty_config_gets_the_lecture_defaults():
     cfg = validate_config({})
     assert cfg["task"] == {"P": 200, "M": 16, "seed": 0, "level_logodds": [-4.5, -3.0, -1.1, 0.6],
-                           "logodds_spread": 0.3}
+                           "logodds_spread": 0.3, "answer_length": [100, 1000]}
     assert len(cfg["training"]["rows"]) == 16 and cfg["group_size"]["G"] == [2, 4, 8, 16, 32]
     # training rows, the lr sweep's 4 methods x 9 lrs, 5 group sizes, dynamic and plain: the
     # lecture's 5 seeds, except where an ordering needed more (group sizes 40, dynamic 20)
@@ -123,8 +136,9 @@ def test_a_config_file_is_merged_over_the_shipped_one_as_snakemake_does(tmp_path
     mine = tmp_path / "mine.yaml"
     mine.write_text("training:\n  steps: 7\n  rows: [{method: grpo, lr: 3.0}]\n")
     cfg = load_config(mine)
-    assert cfg["training"]["steps"] == 7 and cfg["training"]["rows"] == [{"method": "grpo", "lr": 3.0,
-                                                                          "reward_offset": 0.0}]
+    (row,) = cfg["training"]["rows"]  # the user's list, the default list gone; defaults filled in
+    assert cfg["training"]["steps"] == 7 and row["method"] == "grpo" and row["lr"] == 3.0
+    assert row["reward_offset"] == 0.0 and row["epochs"] == 1 and row["kl_beta"] == 0.0
     assert cfg["training"]["seeds"] == [0, 1, 2, 3, 4]  # from config/config.yaml
     assert merge({"a": {"b": [1, 2], "c": 1}}, {"a": {"b": [3]}}) == {"a": {"b": [3], "c": 1}}
     shipped = tmp_path / "shipped.yaml"
