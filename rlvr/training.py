@@ -34,7 +34,7 @@ class Record(NamedTuple):
     clip_frac_by_level: np.ndarray  # [n_levels]
     length_correct: float  # exact expected tokens of a correct answer to a uniform prompt (NaN: π(correct) = 0)
     length_correct_by_level: np.ndarray  # [n_levels]
-    length_wrong: float  # exact expected tokens of a wrong answer to a uniform prompt
+    length_wrong: float  # exact expected tokens of a wrong answer to a uniform prompt (NaN: π(correct) = 1)
     length_wrong_by_level: np.ndarray  # [n_levels]
 
 
@@ -113,7 +113,7 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         # 0 where nothing was updated (step 0, or a level no prompt of which was drawn)
         clip = clipped_n.sum(1) / np.maximum(updates_n.sum(1), 1)
         clip_level = clipped_n / np.maximum(updates_n, 1)
-        with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where π(correct) = 0
+        with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where π(correct) is 0 or 1
             len_c, len_c_level = c / overall, c_level / by_level
             len_w, len_w_level = w / q, w_level / q_level
         return [Record(step, float(overall[s]), float(mean_reward[s]), float(zero_frac[s]), by_level[s],

@@ -205,8 +205,10 @@ def test_extreme_settings_give_finite_results():
             values = table.column(column).to_numpy(zero_copy_only=False)
             if values.dtype.kind == "f":
                 allowed_nan = column.startswith("pass_at_k_estimate")
-                if column == "length_correct":  # undefined only where no prompt can be correct
+                if column == "length_correct":  # undefined only where no answer can be correct
                     allowed_nan = table.column("pass1").to_numpy() == 0
+                if column == "length_wrong":  # or wrong
+                    allowed_nan = table.column("pass1").to_numpy() == 1
                 finite = np.isfinite(values) | (np.isnan(values) & allowed_nan)
                 assert finite.all(), (name, column)
 
