@@ -69,9 +69,10 @@ def cmd_train(a):
     row = from_json(TrainRow, a.spec)
     task = read_task(a.task)
     t0 = time.perf_counter()
-    summary, curve, passk = row_columns(task, row)
+    summary, curve, passk, klgrad = row_columns(task, row)
     io.write_table(a.curve, curve)
     io.write_table(a.passk, passk)
+    io.write_table(a.klgrad, klgrad)
     io.write_table(a.run, summary)
     mean = sum(summary["final_pass1"]) / len(row.seeds)
     log(f"trained {row.path}, {len(row.seeds)} seeds in {time.perf_counter() - t0:.2f} s: "
@@ -105,7 +106,7 @@ def _read_frames(a):
     return {name: io.read_pandas(getattr(a, name)) for name in FRAMES if getattr(a, name, None)}
 
 
-FRAMES = ("reference", "gradstats", "exact", "runs", "curves", "passk")
+FRAMES = ("task", "reference", "gradstats", "exact", "runs", "curves", "passk", "klgrad")
 
 
 def cmd_config(a):
@@ -130,7 +131,7 @@ def cmd_all(a):
     if a.results:
         write_results(tables, a.results)
         log(f"wrote Parquet files to {a.results}/")
-    frames = {k: v.to_pandas() for k, v in tables.items() if k != "task"}
+    frames = {k: v.to_pandas() for k, v in tables.items()}
     print(render_text(frames, cfg["lang"]))
     if a.figures:
         from .figures import write_figures
@@ -169,7 +170,7 @@ def build_parser():
     job("gradstats", cmd_gradstats, "Monte Carlo and exact gradient moments of one estimator",
         inputs=("task",))
     job("train", cmd_train, "train every seed of one training row", inputs=("task",),
-        outputs=("run", "curve", "passk"))
+        outputs=("run", "curve", "passk", "klgrad"))
 
     s = sub.add_parser("aggregate", help="concatenate per-job Parquet files")
     s.add_argument("--out", action="append", required=True, help="an output file (repeatable)")

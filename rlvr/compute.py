@@ -9,7 +9,8 @@ from . import io
 # the Parquet file each result goes to, relative to the results directory
 RESULT_FILES = {"task": C.TASK_FILE, "reference": "reference_passk.parquet",
                 "gradstats": "gradient_stats.parquet", "exact": C.EXACT_FILE, "runs": "runs.parquet",
-                "curves": "curves.parquet", "passk": "passk_trained.parquet"}
+                "curves": "curves.parquet", "passk": "passk_trained.parquet",
+                "klgrad": "kl_gradients.parquet"}
 
 
 def compute_all(cfg, log=lambda msg: None):
@@ -35,7 +36,7 @@ def compute_all(cfg, log=lambda msg: None):
         log(f"gradient stats {i + 1}/{len(jobs)}: {job.method}")
     tables["gradstats"] = io.concat_tables(parts, [job.path for job in jobs], C.gradstat_cases(cfg))
     rows = C.train_rows(cfg)
-    outs = {"runs": [], "curves": [], "passk": []}
+    outs = {"runs": [], "curves": [], "passk": [], "klgrad": []}
     for i, row in enumerate(rows):
         for name, cols in zip(outs, row_columns(task, row)):
             outs[name].append(pa.table(cols))

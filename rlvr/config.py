@@ -26,7 +26,7 @@ DEFAULT_CONFIG = REPO / "config" / "config.yaml"
 TASK_FILE = "task.parquet"
 EXACT_FILE = "exact_bias.parquet"
 # the training experiments whose rows come from a `rows:` list (grids allowed)
-ROW_EXPERIMENTS = ("training", "lr_sweep")
+ROW_EXPERIMENTS = ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation")
 # the keys of a row, in the order a grid expands them: the estimator, its step, then the objective
 ROW_FIELDS = ("method", "lr", "reward_offset", *TrainRow.OBJECTIVE)
 
@@ -301,6 +301,9 @@ DEMOS = (
     ("demo5_dynamic_sampling", ("dynamic_sampling",), "5 dynamic sampling", "dynamic_sampling"),
     ("demo6_passk_after_training", ("passk_trained",), "6 pass@k after training", None),
     ("demo7_lr_sweep", ("lr_sweep",), "7 learning-rate sweep", "lr_sweep"),
+    ("demo8_clipping", ("clipping",), "8 clipping and inner updates", "clipping"),
+    ("demo9_kl_penalty", ("kl_penalty",), "9 KL to the reference", "kl_penalty"),
+    ("demo10_loss_aggregation", ("loss_aggregation",), "10 loss aggregation and lengths", "loss_aggregation"),
 )
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .estimators import advantages
 from .objective import KL_ESTIMATORS, KL_PLACEMENTS, kl_estimate, kl_estimate_slope  # noqa: F401
+from .policy import softmax
 
 
 def exact_moments(pi, method, G, offset=0.0):
@@ -120,3 +121,27 @@ def entropy_change_first_order(pi, delta_logits):
     logp = np.log(np.where(pi > 0, pi, 1.0))
     centred = dz - (pi * dz).sum(axis=-1, keepdims=True)
     return -(pi * centred * (logp - (pi * logp).sum(axis=-1, keepdims=True))).sum(axis=-1)
+
+
+def kl_gradient_columns(logits, ref_logits):
+    """How each (estimator, placement) of the KL term points, on a whole policy: the cosine and
+    norm ratio of its exact expected gradient (kl_gradient) against ∇ Σ_p KL(π‖π_ref) ("reverse")
+    and ∇ Σ_p KL(π_ref‖π) ("forward"), over all P·M logits at once. logits, ref_logits: [P, M]
+    -> columns with a row per (estimator, placement). A zero vector has cosine 0 with anything
+    (k1 as a loss, or the reference policy itself)."""
+    pi, ref = softmax(np.asarray(logits, float)), softmax(np.asarray(ref_logits, float))
+    true = dict(zip(("reverse", "forward"), kl_true_gradients(pi, ref)))
+    cols = {name: [] for name in ("estimator", "placement", "cos_reverse", "cos_forward",
+                                  "norm_ratio_reverse", "norm_ratio_forward")}
+    for estimator in KL_ESTIMATORS:
+        for placement in KL_PLACEMENTS:
+            g = kl_gradient(pi, ref, estimator, placement).ravel()
+            cols["estimator"].append(estimator)
+            cols["placement"].append(placement)
+            for kind, t in true.items():
+                t = t.ravel()
+                g_norm, t_norm = np.sqrt((g * g).sum()), np.sqrt((t * t).sum())
+                tiny = g_norm <= 1e-12 * t_norm or t_norm == 0  # 0 up to rounding
+                cols[f"cos_{kind}"].append(0.0 if tiny else float((g * t).sum() / (g_norm * t_norm)))
+                cols[f"norm_ratio_{kind}"].append(float(g_norm / t_norm) if t_norm else 0.0)
+    return cols

@@ -1,8 +1,9 @@
 """The lecture's tables (text and Markdown) from the aggregated results: its four demos, plus
-dynamic sampling and pass@k after training.
+dynamic sampling, pass@k after training, the lr sweep and the rest of GRPO's objective.
 
 Inputs are pandas DataFrames read from the Parquet files: reference (reference_passk),
-gradstats (gradient_stats), runs, curves, passk (passk_trained).
+gradstats (gradient_stats), runs, curves, passk (passk_trained), klgrad (kl_gradients), and
+task (for the answer lengths, optional).
 """
 
 from pathlib import Path
@@ -53,6 +54,29 @@ LABELS = {
         "demo7": "Demo 7: final pass@1 against the learning rate ({pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
         "demo7_lr": "lr",
         "demo7_best": "best lr",
+        "demo8": "Demo 8: PPO's clipped ratio over μ updates per batch ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "demo8_head": ["μ", "ε_low / ε_high", "final pass@1", "Δ vs μ = 1", "entropy (nats)", "Δ vs μ = 1",
+                       "clipped"],
+        "demo8_note": ["Δ: paired over seeds (the same seed draws the same first batch). clipped: share of (answer, update)",
+                       "pairs whose gradient the clip zeroed, over the whole run; the first update of a batch is on-policy",
+                       "and is never clipped, so μ = 1 never clips (by construction) and its rows are one run."],
+        "demo9": "Demo 9: a KL penalty to the reference ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "demo9_head": ["β", "estimator", "placement", "final pass@1", "pass@256", "KL(π‖π_ref)", "entropy"],
+        "demo9_none": "none",
+        "demo9_grad": "where each estimator's exact expected gradient points, on the policies trained without KL (β = 0 above): cosine and norm ratio against the gradients of KL(π‖π_ref) and KL(π_ref‖π), all prompts at once",
+        "demo9_grad_head": ["estimator", "placement", "cos, reverse KL", "|g| / |∇ reverse|", "cos, forward KL",
+                            "|g| / |∇ forward|"],
+        "demo9_note": ["placement 'loss': β·k(y) added to the loss and differentiated (GRPO, TRL); 'reward': subtracted",
+                       "from the reward before the advantages (verl use_kl_in_reward). On-policy, k1 in the loss has zero",
+                       "expected gradient, k2 in the loss and k1 in the reward that of KL(π‖π_ref), k3 in the loss that of",
+                       "KL(π_ref‖π): exact identities (cosine 1), tested to 1e-12."],
+        "demo10": "Demo 10: loss aggregation over answers of {lo}-{hi} tokens (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "demo10_head": ["advantage", "aggregation", "final pass@1", "Δ pass@1", "wrong answer, tokens", "Δ tokens",
+                        "mean weight"],
+        "demo10_note": ["wrong answer, tokens: the exact expected length of a wrong answer to a uniformly drawn prompt,",
+                        "{start:.1f} before training. Δ: paired over seeds, against seq-mean-token-sum-norm (every answer",
+                        "alike, the lecture's loss). mean weight: an answer's weight averaged over the task's answers,",
+                        "uniformly; 1/|o| weighting raises it, so seq-mean-token-mean also takes a larger step on average."],
     },
     "zh": {
         "levels": {"very_hard": "很难", "hard": "难", "medium": "中等", "easy": "容易", "all": "全部"},
@@ -92,6 +116,24 @@ LABELS = {
         "demo7": "演示 7：训练后 pass@1 与学习率（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
         "demo7_lr": "学习率",
         "demo7_best": "最佳学习率",
+        "demo8": "演示 8：每批 μ 次更新与 PPO 的比率裁剪（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "demo8_head": ["μ", "ε_low / ε_high", "训练后 pass@1", "与 μ = 1 之差", "熵（nats）", "与 μ = 1 之差", "被裁剪"],
+        "demo8_note": ["差值按种子配对（同一种子抽到相同的第一批）。被裁剪：梯度被裁剪置零的（回答, 更新）对所占比例，",
+                       "整个训练期间；每批的第一次更新是同策略的，从不裁剪，所以 μ = 1 从不裁剪（由构造决定），其各行是同一次运行。"],
+        "demo9": "演示 9：对参考模型的 KL 惩罚（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "demo9_head": ["β", "估计量", "位置", "训练后 pass@1", "pass@256", "KL(π‖π_ref)", "熵"],
+        "demo9_none": "无",
+        "demo9_grad": "各估计量的精确期望梯度的方向，在不加 KL 训练出的策略上（上表 β = 0）：与 KL(π‖π_ref) 和 KL(π_ref‖π) 梯度的余弦与范数之比，全部题目一起",
+        "demo9_grad_head": ["估计量", "位置", "余弦，反向 KL", "|g| / |∇ 反向|", "余弦，正向 KL", "|g| / |∇ 正向|"],
+        "demo9_note": ["位置 loss：把 β·k(y) 加进损失并求导（GRPO、TRL）；reward：在计算优势之前从奖励中减去（verl use_kl_in_reward）。",
+                       "同策略下，k1 作损失的期望梯度为 0，k2 作损失与 k1 进奖励的期望梯度是 KL(π‖π_ref) 的梯度，",
+                       "k3 作损失的是 KL(π_ref‖π) 的梯度：精确的恒等式（余弦为 1），测试精度 1e-12。"],
+        "demo10": "演示 10：长度为 {lo}-{hi} 个 token 的回答的损失聚合（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "demo10_head": ["优势", "聚合方式", "训练后 pass@1", "pass@1 之差", "错误回答的 token 数", "token 数之差", "平均权重"],
+        "demo10_note": ["错误回答的 token 数：对均匀抽取的题目，错误回答的精确期望长度，训练前为 {start:.1f}。",
+                        "差值按种子配对，对照 seq-mean-token-sum-norm（每个回答一样，讲座的损失）。",
+                        "平均权重：一个回答的权重在任务的全部回答上的均匀平均；按 1/|o| 加权会提高它，",
+                        "所以 seq-mean-token-mean 平均来说步子也更大。"],
     },
 }
 
@@ -357,9 +399,143 @@ def demo7(frames, L):
             [("", [L["demo7_lr"]] + [_method(L, m) for m in methods], rows)], [])
 
 
-DEMOS = (demo1, demo2, demo3, demo4, demo5, demo6, demo7)
+def _select(df, **values):
+    """The rows of df whose columns have these values."""
+    keep = np.ones(len(df), bool)
+    for column, value in values.items():
+        keep &= (df[column] == value).to_numpy()
+    return df[keep]
+
+
+def _paired(runs, column, baseline):
+    """Per row of runs: column minus the same seed's value in the baseline runs (a DataFrame of
+    one configuration's seeds): [n]. Seeds without a baseline run are dropped."""
+    base = baseline.set_index("seed")[column]
+    keep = runs["seed"].isin(base.index)
+    return runs.loc[keep, column].to_numpy() - base.loc[runs.loc[keep, "seed"]].to_numpy()
+
+
+def _final_by_run(curves, experiment, column, level="all"):
+    """The last recorded value of a curves column per run: a DataFrame of the identifying
+    columns, seed and the value."""
+    from .specs import TrainRow
+
+    c = curves[(curves["experiment"] == experiment) & (curves["level"] == level)]
+    keys = [k for k in TrainRow.COLUMNS if k in c] + ["seed"]
+    return c.loc[c.groupby(keys, sort=False)["step"].idxmax(), keys + [column]]
+
+
+def _experiment_runs(frames, experiment, columns):
+    """The runs of an experiment, with columns of the final curves record joined on (None if the
+    results hold none)."""
+    from .specs import TrainRow
+
+    runs, curves = frames["runs"], frames.get("curves")
+    if curves is None or "epochs" not in runs or not (runs["experiment"] == experiment).any():
+        return None
+    out = runs[runs["experiment"] == experiment]
+    keys = [k for k in TrainRow.COLUMNS if k in out] + ["seed"]
+    for column in columns:
+        out = out.merge(_final_by_run(curves, experiment, column), on=keys, how="left")
+    return out
+
+
+def _title(L, key, r, n, **more):
+    return L[key].format(method=r["method"], lr=r["lr"], pps=int(r["prompts_per_step"]), G=int(r["G"]),
+                         steps=int(r["steps"]), n=n, **more)
+
+
+def demo8(frames, L):
+    runs = _experiment_runs(frames, "clipping", ["entropy"])
+    if runs is None:
+        return None
+    curves = frames["curves"]
+    clip = curves[(curves["experiment"] == "clipping") & (curves["level"] == "all") & (curves["step"] > 0)]
+    rows, configs = [], ["method", "lr", "reward_offset", "epochs", "clip_low", "clip_high", "clip_c"]
+    for key, g in runs.groupby(configs, sort=False):
+        cfg = dict(zip(configs, key))
+        # μ = 1 never clips: any of its rows (they are one run) is the baseline
+        base = _select(runs, epochs=1, method=cfg["method"], lr=cfg["lr"], reward_offset=cfg["reward_offset"])
+        base = _select(base, clip_low=base["clip_low"].iloc[0], clip_high=base["clip_high"].iloc[0],
+                       clip_c=base["clip_c"].iloc[0]) if len(base) else base
+        frac = _select(clip, **cfg)["clip_frac"]
+        dual = f" / c {cfg['clip_c']:g}" if cfg["clip_c"] else ""
+        d_pass, d_h = (_paired(g, c, base) for c in ("final_pass1", "entropy")) if len(base) else ([], [])
+        rows.append([f"{cfg['epochs']}", f"{cfg['clip_low']:g} / {cfg['clip_high']:g}{dual}", _pm(g["final_pass1"]),
+                     f"{np.mean(d_pass):+.4f} ± {_se(d_pass):.4f}" if len(d_pass) else "",
+                     _pm(g["entropy"]), f"{np.mean(d_h):+.4f} ± {_se(d_h):.4f}" if len(d_h) else "",
+                     f"{frac.mean() * 100:.1f}%"])
+    n = int(runs.groupby(configs, sort=False)["seed"].nunique().min())
+    return ("demo8_clipping", _title(L, "demo8", runs.iloc[0], n), [("", L["demo8_head"], rows)], L["demo8_note"])
+
+
+def demo9(frames, L):
+    runs = _experiment_runs(frames, "kl_penalty", ["kl_ref", "entropy"])
+    if runs is None:
+        return None
+    passk = frames.get("passk")
+    configs = ["method", "lr", "reward_offset", "kl_beta", "kl_estimator", "kl_placement"]
+    p256 = {}
+    if passk is not None and (passk["k"] == 256).any():
+        top = passk[(passk["experiment"] == "kl_penalty") & (passk["level"] == "all") & (passk["k"] == 256)]
+        p256 = {key: g["pass_at_k"] for key, g in top.groupby(configs, sort=False)}
+    rows = []
+    for key, g in runs.groupby(configs, sort=False):
+        cfg = dict(zip(configs, key))
+        kl = cfg["kl_beta"] > 0
+        rows.append([f"{cfg['kl_beta']:g}", cfg["kl_estimator"] if kl else L["demo9_none"],
+                     cfg["kl_placement"] if kl else "", _pm(g["final_pass1"]),
+                     _pm(p256[key]) if key in p256 else "", _pm(g["kl_ref"]), _pm(g["entropy"])])
+    parts = [("", L["demo9_head"], rows)]
+    klgrad = frames.get("klgrad")
+    if klgrad is not None:
+        free = klgrad[(klgrad["experiment"] == "kl_penalty") & (klgrad["kl_beta"] == 0)]
+        grad_rows = []
+        for (est, place), g in free.groupby(["estimator", "placement"], sort=False):
+            grad_rows.append([est, place] + [_pm(g[c], 2) for c in ("cos_reverse", "norm_ratio_reverse",
+                                                                      "cos_forward", "norm_ratio_forward")])
+        if grad_rows:
+            parts.append((L["demo9_grad"], L["demo9_grad_head"], grad_rows))
+    n = int(runs.groupby(configs, sort=False)["seed"].nunique().min())
+    return ("demo9_kl_penalty", _title(L, "demo9", runs.iloc[0], n), parts, L["demo9_note"])
+
+
+def demo10(frames, L):
+    runs = _experiment_runs(frames, "loss_aggregation", ["length_wrong"])
+    if runs is None:
+        return None
+    curves = frames["curves"]
+    start = curves[(curves["experiment"] == "loss_aggregation") & (curves["level"] == "all")
+                   & (curves["step"] == 0)]["length_wrong"]
+    task = frames.get("task")
+    rows, configs = [], ["method", "lr", "reward_offset", "loss_agg"]
+    for key, g in runs.groupby(configs, sort=False):
+        cfg = dict(zip(configs, key))
+        base = _select(runs, **dict(cfg, loss_agg="seq-mean-token-sum-norm"))
+        d_pass, d_len = (_paired(g, c, base) for c in ("final_pass1", "length_wrong")) if len(base) else ([], [])
+        rows.append([_method(L, cfg["method"]), cfg["loss_agg"], _pm(g["final_pass1"]),
+                     f"{np.mean(d_pass):+.3f} ± {_se(d_pass):.3f}" if len(d_pass) else "",
+                     _pm(g["length_wrong"], 1), f"{np.mean(d_len):+.1f} ± {_se(d_len):.1f}" if len(d_len) else "",
+                     f"{mean_weight(task, cfg['loss_agg']):.2f}" if task is not None else ""])
+    lengths = task[[c for c in task if c.startswith("length_")]].to_numpy() if task is not None else np.zeros(1)
+    n = int(runs.groupby(configs, sort=False)["seed"].nunique().min())
+    note = [line.format(start=start.mean()) for line in L["demo10_note"]]
+    return ("demo10_loss_aggregation", _title(L, "demo10", runs.iloc[0], n, lo=lengths.min(), hi=lengths.max()),
+            [("", L["demo10_head"], rows)], note)
+
+
+def mean_weight(task, loss_agg):
+    """An answer's aggregation weight averaged uniformly over the task's answers (task: the task
+    table): 1 for the modes that weigh every answer of a batch alike, mean(L)·mean(1/L) for
+    seq-mean-token-mean."""
+    lengths = task[[c for c in task if c.startswith("length_")]].to_numpy(float)
+    return float(lengths.mean() * (1 / lengths).mean()) if loss_agg == "seq-mean-token-mean" else 1.0
+
+
+DEMOS = (demo1, demo2, demo3, demo4, demo5, demo6, demo7, demo8, demo9, demo10)
 DEMO_NAMES = ("demo1_reference", "demo2_gradients", "demo3_training", "demo4_group_size",
-              "demo5_dynamic_sampling", "demo6_passk_after_training", "demo7_lr_sweep")
+              "demo5_dynamic_sampling", "demo6_passk_after_training", "demo7_lr_sweep", "demo8_clipping",
+              "demo9_kl_penalty", "demo10_loss_aggregation")
 
 
 def demo_tables(frames, lang="en"):

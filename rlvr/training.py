@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
+from .exact import kl_gradient_columns
 from .metrics import passk_columns
 from .objective import Objective, aggregation_weights, kl_estimate, policy_updates
 from .policy import inverse_cdf, log_softmax, softmax
@@ -232,13 +233,14 @@ def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
 
 def row_columns(task, row):
     """Train every seed of a TrainRow (specs.py); return its (summary: a row per seed, learning
-    curves in long format, exact pass@k of each trained policy), as columns, seed after seed."""
+    curves in long format, exact pass@k of each trained policy, how each KL estimator's exact
+    gradient points on each trained policy), as columns, seed after seed."""
     outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
                        reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
                        max_rounds=row.max_rounds, objective=row.objective)
     ident = {name: getattr(row, name) for name in row.COLUMNS}
     names = list(LEVEL_KEYS) + ["all"]
-    tables = ([], [], [])
+    tables = ([], [], [], [])
     for seed, out in zip(row.seeds, outs):
         final = out["history"][-1]
         summary = {k: [v] for k, v in ident.items()}
@@ -265,6 +267,9 @@ def row_columns(task, row):
         passk = {k: [v] * (len(names) * len(row.k)) for k, v in ident.items()}
         passk["seed"] = [seed] * (len(names) * len(row.k))
         passk.update(passk_columns(out["logits"], task, row.k))
-        for table, cols in zip(tables, (summary, curve, passk)):
+        klgrad = kl_gradient_columns(out["logits"], task["logits"])
+        klgrad = {**{k: [v] * len(klgrad["estimator"]) for k, v in ident.items()},
+                  "seed": [seed] * len(klgrad["estimator"]), **klgrad}
+        for table, cols in zip(tables, (summary, curve, passk, klgrad)):
             table.append(cols)
     return tuple({name: [x for cols in table for x in cols[name]] for name in table[0]} for table in tables)

@@ -26,10 +26,12 @@ rule aggregate_training:
         runs=run_files(".run.parquet"),
         curves=run_files(".curve.parquet"),
         passk=run_files(".passk.parquet"),
+        klgrad=run_files(".klgrad.parquet"),
     output:
         runs=f"{RESULTS}/runs.parquet",
         curves=f"{RESULTS}/curves.parquet",
         passk=f"{RESULTS}/passk_trained.parquet",
+        klgrad=f"{RESULTS}/kl_gradients.parquet",
     log:
         f"{LOGS}/aggregate_training.log",
     group:
@@ -41,4 +43,4 @@ rule aggregate_training:
     shell:
         "python -m rlvr aggregate --code {params.code} --out {output.runs} --in {input.runs}"
         " --out {output.curves} --in {input.curves} --out {output.passk} --in {input.passk}"
-        " 2> {log}"
+        " --out {output.klgrad} --in {input.klgrad} 2> {log}"

@@ -135,6 +135,7 @@ def final_outputs():
         f"{RESULTS}/runs.parquet",
         f"{RESULTS}/curves.parquet",
         f"{RESULTS}/passk_trained.parquet",
+        f"{RESULTS}/kl_gradients.parquet",
         f"{RESULTS}/{C.EXACT_FILE}",
         *TABLES,
         *(

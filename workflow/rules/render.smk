@@ -3,11 +3,13 @@
 
 rule tables:
     input:
+        task=TASK,
         reference=f"{RESULTS}/reference_passk.parquet",
         gradstats=f"{RESULTS}/gradient_stats.parquet",
         runs=f"{RESULTS}/runs.parquet",
         curves=f"{RESULTS}/curves.parquet",
         passk=f"{RESULTS}/passk_trained.parquet",
+        klgrad=f"{RESULTS}/kl_gradients.parquet",
     output:
         TABLES,
     log:
@@ -22,9 +24,9 @@ rule tables:
         outdir=lambda w, output: os.path.dirname(output[0]),
         code=code("tables"),
     shell:
-        "python -m rlvr tables --names {params.names} --reference {input.reference}"
+        "python -m rlvr tables --names {params.names} --task {input.task} --reference {input.reference}"
         " --gradstats {input.gradstats} --runs {input.runs} --curves {input.curves}"
-        " --passk {input.passk} --lang {params.lang} --outdir {params.outdir}"
+        " --passk {input.passk} --klgrad {input.klgrad} --lang {params.lang} --outdir {params.outdir}"
         " --code {params.code} 2> {log}"
 
 

@@ -9,6 +9,7 @@ rule train:
         run=f"{RESULTS}/{{row}}.run.parquet",
         curve=f"{RESULTS}/{{row}}.curve.parquet",
         passk=f"{RESULTS}/{{row}}.passk.parquet",
+        klgrad=f"{RESULTS}/{{row}}.klgrad.parquet",
     log:
         f"{LOGS}/{{row}}.log",
     group:
@@ -23,4 +24,5 @@ rule train:
         code=row_code,
     shell:
         "python -m rlvr train --spec {params.spec:q} --code {params.code} --task {input.task}"
-        " --run {output.run} --curve {output.curve} --passk {output.passk} 2> {log}"
+        " --run {output.run} --curve {output.curve} --passk {output.passk}"
+        " --klgrad {output.klgrad} 2> {log}"
