@@ -296,7 +296,7 @@ def train_rows(cfg):
 DEMOS = (
     ("demo1_reference", ("passk_by_level",), "1 reference model", None),
     ("demo2_gradients", ("gradient_estimators", "bias_vs_p"), "2 gradient estimators", None),
-    ("demo3_training", ("learning_curves",), "3 training", None),
+    ("demo3_training", ("learning_curves", "entropy_vs_pass1"), "3 training", None),
     ("demo4_group_size", ("group_size",), "4 group size", None),
     ("demo5_dynamic_sampling", ("dynamic_sampling",), "5 dynamic sampling", "dynamic_sampling"),
     ("demo6_passk_after_training", ("passk_trained",), "6 pass@k after training", None),
