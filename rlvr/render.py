@@ -71,12 +71,13 @@ LABELS = {
                        "expected gradient, k2 in the loss and k1 in the reward that of KL(π‖π_ref), k3 in the loss that of",
                        "KL(π_ref‖π): exact identities (cosine 1), tested to 1e-12."],
         "demo10": "Demo 10: loss aggregation over answers of {lo}-{hi} tokens (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
-        "demo10_head": ["advantage", "aggregation", "final pass@1", "Δ pass@1", "wrong answer, tokens", "Δ tokens",
-                        "mean weight"],
-        "demo10_note": ["wrong answer, tokens: the exact expected length of a wrong answer to a uniformly drawn prompt,",
-                        "{start:.1f} before training. Δ: paired over seeds, against seq-mean-token-sum-norm (every answer",
-                        "alike, the lecture's loss). mean weight: an answer's weight averaged over the task's answers,",
-                        "uniformly; 1/|o| weighting raises it, so seq-mean-token-mean also takes a larger step on average."],
+        "demo10_head": ["advantage", "aggregation", "final pass@1", "Δ pass@1", "wrong answer, tokens", "Δ",
+                        "correct answer, tokens", "Δ", "mean weight"],
+        "demo10_note": ["wrong (correct) answer, tokens: the exact expected length of a wrong (correct) answer to a",
+                        "uniformly drawn prompt, {start:.1f} ({start_c:.1f}) before training. Δ: paired over seeds, against",
+                        "seq-mean-token-sum-norm (every answer alike, the lecture's loss). mean weight: an answer's weight",
+                        "averaged uniformly over the task's answers; 1/|o| weighting raises it, so seq-mean-token-mean",
+                        "also takes a larger step on average."],
     },
     "zh": {
         "levels": {"very_hard": "很难", "hard": "难", "medium": "中等", "easy": "容易", "all": "全部"},
@@ -129,8 +130,9 @@ LABELS = {
                        "同策略下，k1 作损失的期望梯度为 0，k2 作损失与 k1 进奖励的期望梯度是 KL(π‖π_ref) 的梯度，",
                        "k3 作损失的是 KL(π_ref‖π) 的梯度：精确的恒等式（余弦为 1），测试精度 1e-12。"],
         "demo10": "演示 10：长度为 {lo}-{hi} 个 token 的回答的损失聚合（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
-        "demo10_head": ["优势", "聚合方式", "训练后 pass@1", "pass@1 之差", "错误回答的 token 数", "token 数之差", "平均权重"],
-        "demo10_note": ["错误回答的 token 数：对均匀抽取的题目，错误回答的精确期望长度，训练前为 {start:.1f}。",
+        "demo10_head": ["优势", "聚合方式", "训练后 pass@1", "pass@1 之差", "错误回答的 token 数", "之差",
+                        "正确回答的 token 数", "之差", "平均权重"],
+        "demo10_note": ["错误（正确）回答的 token 数：对均匀抽取的题目，错误（正确）回答的精确期望长度，训练前为 {start:.1f}（{start_c:.1f}）。",
                         "差值按种子配对，对照 seq-mean-token-sum-norm（每个回答一样，讲座的损失）。",
                         "平均权重：一个回答的权重在任务的全部回答上的均匀平均；按 1/|o| 加权会提高它，",
                         "所以 seq-mean-token-mean 平均来说步子也更大。"],
@@ -501,25 +503,29 @@ def demo9(frames, L):
 
 
 def demo10(frames, L):
-    runs = _experiment_runs(frames, "loss_aggregation", ["length_wrong"])
+    runs = _experiment_runs(frames, "loss_aggregation", ["length_wrong", "length_correct"])
     if runs is None:
         return None
     curves = frames["curves"]
     start = curves[(curves["experiment"] == "loss_aggregation") & (curves["level"] == "all")
-                   & (curves["step"] == 0)]["length_wrong"]
+                   & (curves["step"] == 0)]
     task = frames.get("task")
     rows, configs = [], ["method", "lr", "reward_offset", "loss_agg"]
     for key, g in runs.groupby(configs, sort=False):
         cfg = dict(zip(configs, key))
         base = _select(runs, **dict(cfg, loss_agg="seq-mean-token-sum-norm"))
-        d_pass, d_len = (_paired(g, c, base) for c in ("final_pass1", "length_wrong")) if len(base) else ([], [])
+        d_pass, d_len, d_len_c = ((_paired(g, c, base) for c in ("final_pass1", "length_wrong", "length_correct"))
+                                  if len(base) else ([], [], []))
         rows.append([_method(L, cfg["method"]), cfg["loss_agg"], _pm(g["final_pass1"]),
                      f"{np.mean(d_pass):+.3f} ± {_se(d_pass):.3f}" if len(d_pass) else "",
                      _pm(g["length_wrong"], 1), f"{np.mean(d_len):+.1f} ± {_se(d_len):.1f}" if len(d_len) else "",
+                     _pm(g["length_correct"], 1),
+                     f"{np.mean(d_len_c):+.1f} ± {_se(d_len_c):.1f}" if len(d_len_c) else "",
                      f"{mean_weight(task, cfg['loss_agg']):.2f}" if task is not None else ""])
     lengths = task[[c for c in task if c.startswith("length_")]].to_numpy() if task is not None else np.zeros(1)
     n = int(runs.groupby(configs, sort=False)["seed"].nunique().min())
-    note = [line.format(start=start.mean()) for line in L["demo10_note"]]
+    note = [line.format(start=start["length_wrong"].mean(), start_c=start["length_correct"].mean())
+            for line in L["demo10_note"]]
     return ("demo10_loss_aggregation", _title(L, "demo10", runs.iloc[0], n, lo=lengths.min(), hi=lengths.max()),
             [("", L["demo10_head"], rows)], note)
 

@@ -174,3 +174,105 @@ def test_plain_grpo_needs_fewer_answers_than_dynamic_sampling_to_reach_0_8_and_0
     for target in (0.8, 0.9):
         d, se = _diff_se(dyn[target].to_numpy(), plain[target].to_numpy())
         assert d > 3 * se, (target, d, se)
+
+
+# --- demos 8-10: the rest of GRPO's objective (README "The rest of GRPO's objective") ---------
+
+
+def _final_curves(res, experiment, **where):
+    """The last record (level all) of each run of an experiment matching `where`, indexed by seed."""
+    c = res["curves"]
+    c = c[(c["experiment"] == experiment) & (c["level"] == "all")]
+    for column, value in where.items():
+        c = c[c[column] == value]
+    last = c[c["step"] == c["step"].max()].set_index("seed")
+    assert len(last) >= 5 and last.index.is_unique, (experiment, where)
+    return last
+
+
+def _paired(a, b):
+    """Mean and standard error of the per-seed difference a - b (Series indexed by seed)."""
+    d = (a - b).dropna()
+    return d.mean(), d.std(ddof=1) / np.sqrt(len(d))
+
+
+def test_10_clipping_never_binds_at_one_update_and_more_updates_help_a_little(default_results):
+    one = [_final_curves(default_results, "clipping", epochs=1, clip_high=eh) for eh in (0.2, 0.28, 0.4)]
+    for other in one[1:]:  # μ = 1: the clip never binds, so ε_high changes nothing (by construction)
+        assert other["pass1"].equals(one[0]["pass1"]) and other["entropy"].equals(one[0]["entropy"])
+    c = default_results["curves"]
+    clip = c[(c["experiment"] == "clipping") & (c["level"] == "all")]
+    assert (clip.loc[clip["epochs"] == 1, "clip_frac"] == 0).all()
+    gains = []
+    for mu in (2, 4):
+        runs = _final_curves(default_results, "clipping", epochs=mu, clip_high=0.2)
+        gain, se = _paired(runs["pass1"], one[0]["pass1"])
+        assert gain > 3 * se, (mu, gain, se)  # more updates per batch: higher, > 3 s.e. (paired)
+        drop, se = _paired(runs["entropy"], one[0]["entropy"])
+        assert drop < -3 * se, (mu, drop, se)  # and lower entropy
+        share = clip.loc[(clip["epochs"] == mu) & (clip["step"] > 0), "clip_frac"].mean()
+        assert 0.03 < share < 0.15, share  # the README's "5-10%"
+        gains.append(gain)
+    assert gains[1] > gains[0]
+
+
+def test_10_clip_higher_lowers_entropy_in_this_toy(default_results):
+    low = _final_curves(default_results, "clipping", epochs=4, clip_high=0.2)
+    high = _final_curves(default_results, "clipping", epochs=4, clip_high=0.4)
+    d, se = _paired(high["entropy"], low["entropy"])
+    assert d < -3 * se, (d, se)  # > 3 s.e. lower, paired
+    d, se = _paired(high["pass1"], low["pass1"])
+    assert d > 3 * se, (d, se)
+
+
+def test_11_kl_penalty_orders_by_estimator_and_placement(default_results):
+    kl = {(est, place): _final_curves(default_results, "kl_penalty", kl_beta=1.0, kl_estimator=est,
+                                      kl_placement=place)["kl_ref"]
+          for est in ("k1", "k2", "k3") for place in ("loss", "reward")}
+    none = _final_curves(default_results, "kl_penalty", kl_beta=0.0)["kl_ref"]
+    order = [("k1", "reward"), ("k2", "loss"), ("k3", "loss"), ("k2", "reward"), ("k3", "reward")]
+    values = [kl[key] for key in order] + [none]
+    for a, b in zip(values, values[1:]):  # each adjacent pair > 3 s.e. apart (independent s.e.)
+        diff, se = _diff_se(b.to_numpy(), a.to_numpy())
+        assert diff > 3 * se, (diff, se)
+    # k1 as a loss has zero expected gradient: it moves the final KL by under 5% at every β
+    for beta in (0.1, 0.3, 1.0):
+        k1 = _final_curves(default_results, "kl_penalty", kl_beta=beta, kl_estimator="k1", kl_placement="loss")
+        d, _ = _paired(k1["kl_ref"], none)
+        assert abs(d) < 0.05 * none.mean(), (beta, d)
+
+
+def test_11_k3_in_the_reward_points_away_from_both_kls_on_trained_policies(default_results):
+    g = default_results["klgrad"]
+    g = g[(g["experiment"] == "kl_penalty") & (g["kl_beta"] == 0)]
+
+    def cos(est, place, kind):
+        x = g[(g["estimator"] == est) & (g["placement"] == place)][f"cos_{kind}"].to_numpy()
+        assert len(x) >= 5
+        return x.mean(), x.std(ddof=1) / np.sqrt(len(x))
+
+    m, se = cos("k3", "reward", "reverse")
+    assert m < -3 * se, (m, se)
+    m, se = cos("k3", "reward", "forward")
+    assert m < -0.9 and m + 3 * se < -0.9 + 0.05
+    m, se = cos("k2", "reward", "reverse")
+    assert m > 0.8
+    for est, place, kind in (("k2", "loss", "reverse"), ("k1", "reward", "reverse"), ("k3", "loss", "forward")):
+        assert abs(cos(est, place, kind)[0] - 1) < 1e-9  # the exact identities
+
+
+@pytest.mark.parametrize("method", ["grpo", "dr_grpo"])
+def test_12_averaging_an_answers_tokens_lengthens_wrong_answers_and_shortens_correct_ones(default_results,
+                                                                                           method):
+    runs = {agg: _final_curves(default_results, "loss_aggregation", method=method, loss_agg=agg)
+            for agg in ("seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean")}
+    base = runs["seq-mean-token-sum-norm"]
+    d, se = _paired(runs["seq-mean-token-mean"]["length_wrong"], base["length_wrong"])
+    assert d > 3 * se and d > 10, (d, se)  # wrong answers longer by > 3 s.e. (about 20 tokens)
+    d, se = _paired(runs["seq-mean-token-mean"]["length_correct"], base["length_correct"])
+    assert d < -3 * se and d < -10, (d, se)  # correct answers shorter
+    d, se = _paired(runs["seq-mean-token-mean"]["pass1"], base["pass1"])  # its larger mean step:
+    assert (d > 3 * se) if method == "dr_grpo" else (abs(d) < 3 * se), (d, se)  # resolved for Dr. GRPO only
+    for column in ("length_wrong", "length_correct"):  # token-mean: under a token either way
+        d, _ = _paired(runs["token-mean"][column], base[column])
+        assert abs(d) < 1, (column, d)

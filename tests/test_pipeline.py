@@ -19,7 +19,11 @@ CONTRACT = {
                      "final_pass1", "final_pass1_very_hard", "final_pass1_hard", "final_pass1_medium",
                      "final_pass1_easy", "zero_signal_frac"],
     "curves.parquet": ["experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "seed", "step",
-                       "level", "pass1", "entropy", "kl_ref"],
+                       "level", "pass1", "entropy", "kl_ref", "clip_frac", "length_correct", "length_wrong",
+                       "epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
+                       "loss_agg"],
+    "kl_gradients.parquet": ["experiment", "method", "seed", "kl_beta", "estimator", "placement", "cos_reverse",
+                             "cos_forward", "norm_ratio_reverse", "norm_ratio_forward"],
     "passk_trained.parquet": ["experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "seed",
                               "level", "k", "pass_at_k"],
     "exact_bias.parquet": ["method", "G", "p", "mean_over_true", "exact_grad_std"],
@@ -64,13 +68,16 @@ def test_outputs_and_column_contract(tiny_run):
         assert table.num_rows > 0
     runs = pq.read_table(results / "runs.parquet")
     # training rows x seeds + lr sweep grid x seeds + group sizes x seeds + (dynamic, plain) x seeds
-    assert runs.num_rows == 2 * 2 + 2 * 2 + 2 * 1 + 2 * 1
+    # ... + clipping 2 x 2 x seeds + KL (1 + 2 x 2) x seeds + aggregation 3 x seeds
+    assert runs.num_rows == 2 * 2 + 2 * 2 + 2 * 1 + 2 * 1 + 4 * 2 + 5 * 2 + 3 * 2
     for name in ("passk_by_level", "gradient_estimators", "learning_curves", "group_size", "bias_vs_p",
-                 "passk_trained", "dynamic_sampling", "lr_sweep"):
+                 "passk_trained", "dynamic_sampling", "lr_sweep", "entropy_vs_pass1", "clipping", "kl_penalty",
+                 "loss_aggregation"):
         assert (results / "figures" / f"{name}.png").stat().st_size > 10_000
         assert (results / "figures" / f"{name}.pdf").read_bytes().startswith(b"%PDF")
     text = (results / "tables" / "all.txt").read_text()
-    for title in ("Demo 1", "Demo 2", "Demo 3", "Demo 4", "Demo 5", "Demo 6", "Demo 7"):
+    for title in ("Demo 1", "Demo 2", "Demo 3", "Demo 4", "Demo 5", "Demo 6", "Demo 7", "Demo 8", "Demo 9",
+                  "Demo 10"):
         assert title in text
     assert (tiny_run / "logs" / "task.log").exists()
 
@@ -168,7 +175,7 @@ def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
     names |= {p.name for p in (tmp_path / "results" / "figures").iterdir()}
     assert not [n for n in names if n.startswith(("demo5", "demo7", "dynamic_sampling", "lr_sweep"))], names
     runs = pq.read_table(tmp_path / "results" / "runs.parquet").column("experiment").to_pylist()
-    assert set(runs) == {"training", "group_size"}
+    assert set(runs) == {"training", "group_size", "clipping", "kl_penalty", "loss_aggregation"}
     assert "Nothing to be done" in snakemake(tmp_path, "-n", config=off).stdout
 
 
