@@ -215,7 +215,8 @@ def main(argv=None):
         if getattr(args, "code", None):
             check_code(args)
         args.fn(args)
-    except (io.InputError, ValueError) as err:  # config.ConfigError is a ValueError
+    except (io.InputError, ValueError, FloatingPointError) as err:  # ConfigError is a ValueError;
+        # FloatingPointError: a training run diverged (rlvr/training.py says where and what to lower)
         print(f"rlvr {args.command}: error: {err}", file=sys.stderr)
         return 2
     return 0

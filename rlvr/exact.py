@@ -80,15 +80,25 @@ def kl_gradient(pi, ref, estimator, placement):
 
     loss:   E_y~π[∇_z k(y)] = E[(dk/dℓ)(y) (e_y − π)]   (k differentiated at the sampled y)
     reward: E_y~π[k(y) (e_y − π)]                       (k held fixed, through the score function)
-    Both are Σ_y π_y w_y (e_y − π) = π∘w − π (π·w) for the weight w of each answer.
+    Both are Σ_y π_y w_y (e_y − π) = π∘w − π (π·w) for the weight w of each answer; π∘w is
+    written out so that an answer with π_y = 0 (never drawn) adds its limit, not 0·∞.
     """
+    if estimator not in KL_ESTIMATORS:
+        raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
     if placement not in KL_PLACEMENTS:
         raise ValueError(f"unknown KL placement {placement!r}; allowed: {', '.join(KL_PLACEMENTS)}")
     pi, ref = np.asarray(pi, float), np.asarray(ref, float)
-    log_ratio = np.log(pi) - np.log(ref)  # ℓ(y)
-    w = (kl_estimate if placement == "reward" else kl_estimate_slope)(log_ratio, estimator)
-    weighted = pi * w
+    pl, pl2 = _pi_log_ratio(pi, ref)  # π ℓ, π ℓ²
+    weighted = {("k1", "reward"): pl, ("k2", "reward"): pl2 / 2, ("k3", "reward"): ref - pi + pl,
+                ("k1", "loss"): pi, ("k2", "loss"): pl, ("k3", "loss"): pi - ref}[estimator, placement]
     return weighted - pi * weighted.sum(axis=-1, keepdims=True)
+
+
+def _pi_log_ratio(pi, ref):
+    """(π ℓ, π ℓ²) with ℓ = log π/π_ref, each 0 where π = 0 (its limit)."""
+    drawn = pi > 0
+    log_ratio = np.log(np.where(drawn, pi, 1.0)) - np.log(np.where(drawn, ref, 1.0))  # 0 where π = 0
+    return pi * log_ratio, pi * log_ratio**2
 
 
 def kl(pi, ref):
@@ -101,7 +111,7 @@ def kl(pi, ref):
 def kl_true_gradients(pi, ref):
     """(∇_z KL(π‖π_ref), ∇_z KL(π_ref‖π)): each [..., M], with π = softmax(z) and π_ref fixed."""
     pi, ref = np.asarray(pi, float), np.asarray(ref, float)
-    weighted = pi * (np.log(pi) - np.log(ref))
+    weighted = _pi_log_ratio(pi, ref)[0]
     reverse = weighted - pi * weighted.sum(axis=-1, keepdims=True)
     forward = pi * ref.sum(axis=-1, keepdims=True) - ref  # −Σ_y π_ref(y) (e_y − π) = π − π_ref
     return reverse, forward

@@ -7,7 +7,8 @@ import numpy as np
 from matplotlib.colors import to_rgb
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator
+from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator, PercentFormatter
+from matplotlib.transforms import ScaledTranslation
 
 from . import io, style
 from .estimators import FAMILIES
@@ -77,10 +78,27 @@ def _line(ax, x, s, method=None, **kw):
     """The line s["mean"] and its 95% band s["ci"] (no band where it is undefined: one seed)."""
     kw = {**(_tag(method) if method else {}), **kw}
     line, = ax.plot(x, s["mean"], **kw)
-    if np.isfinite(s["ci"]).any():
+    if np.isfinite(s["ci"]).any():  # a paler line (_variant) has a paler band
         ax.fill_between(x, s["mean"] - s["ci"], s["mean"] + s["ci"], color=line.get_color(),
-                        alpha=0.2, lw=0, gid=line.get_gid())
+                        alpha=0.2 * (line.get_alpha() or 1), lw=0, gid=line.get_gid())
     return line
+
+
+def _variant(i, n):
+    """The i-th of n ordered settings of one method (say ε_high or β, small to large): the method's
+    colour, paler for the smaller settings (opacity, so the hue stays the method's: the tests check
+    it), and a line style too (the largest solid, then dashed, dotted), so that print in grey tells
+    them apart."""
+    rank = n - 1 - i  # 0: the largest setting
+    return {"alpha": 1 - 0.55 * rank / max(n - 1, 1), "ls": ("-", "--", ":", "-.")[rank % 4]}
+
+
+def _paired(frame, base, value, on=("seed", "step")):
+    """frame with value minus the value of base (one run's rows) at the same seed and step: the
+    paired difference, which the spread over seeds hides less than the difference of means."""
+    out = frame.merge(base[[*on, value]], on=list(on), suffixes=("", "_base"))
+    out[value] = out[value] - out.pop(f"{value}_base")
+    return out
 
 
 def _log_ticks(ax, values, base=2, most=5):
@@ -93,9 +111,10 @@ def _log_ticks(ax, values, base=2, most=5):
 
 
 def _legend_below(fig, handles=None, ncol=2):
-    """The legend under the panels, never on the data."""
+    """The legend under the panels, never on the data (none if nothing is labelled)."""
     handles = handles or fig.axes[0].get_legend_handles_labels()[0]
-    fig.legend(handles=handles, loc="outside lower center", ncol=ncol)
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncol=max(1, min(ncol, len(handles))))
 
 
 def _row_style(lr, offset, base_lr):
@@ -111,15 +130,22 @@ def _row_label(method, lr, offset, base_lr):
             + (f", offset {offset:g}" if offset else ""))
 
 
+def _training_rows(tr):
+    """The usual lr (rows at another one are dash-dot), the training rows as (method, lr, offset),
+    a method's rows together, and the estimator families among them, in FAMILIES' order."""
+    base_lr = tr["lr"].mode().iloc[0]
+    order = {m: i for i, m in enumerate(dict.fromkeys(tr["method"]))}
+    rows = sorted(dict.fromkeys(zip(tr["method"], tr["lr"], tr["reward_offset"])),
+                  key=lambda r: (order[r[0]], r[2] != 0, r[1] != base_lr))
+    families = [f for f in FAMILIES if any(style.family(m) == f for m, _, _ in rows)]
+    return base_lr, rows, families
+
+
 def _training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
     """Small multiples of the training rows: a column per estimator family (its methods differ in
     shade of one hue), a row per level, line style = offset / lr, 95% band over seeds. extra(ax,
     level, first) draws what every panel shares (the step-0 policy)."""
-    base_lr = tr["lr"].mode().iloc[0]  # the usual lr; rows at another one are dash-dot
-    order = {m: i for i, m in enumerate(dict.fromkeys(tr["method"]))}  # a method's rows together
-    rows = sorted(dict.fromkeys(zip(tr["method"], tr["lr"], tr["reward_offset"])),
-                  key=lambda r: (order[r[0]], r[2] != 0, r[1] != base_lr))
-    families = [f for f in FAMILIES if any(style.family(m) == f for m, _, _ in rows)]
+    base_lr, rows, families = _training_rows(tr)
     n_legend = max(sum(style.family(m) == f for m, _, _ in rows) for f in families) + (extra is not None)
     fig, axes = _subplots(len(levels), len(families), height=1.55 * len(levels) + 0.55 + 0.13 * n_legend,
                           sharex=True, sharey="row")
@@ -346,6 +372,189 @@ def lr_sweep(runs):
     return fig
 
 
+CLIP = ["clip_low", "clip_high", "clip_c"]  # a clipping setting (the default config varies ε_high)
+
+
+def _focus(frame, knobs):
+    """The rows of frame whose identifying columns outside `knobs` take their first value, and a
+    note naming those values when more than one was there ("" if none): a figure lays out its own
+    knobs; a grid that also varies others is drawn at the first of each (the table shows all)."""
+    from .specs import TrainRow
+
+    note = []
+    for column in TrainRow.COLUMNS:
+        if column in frame and column not in knobs and column != "experiment" and frame[column].nunique() > 1:
+            value = frame[column].iloc[0]
+            frame = frame[frame[column] == value]
+            note.append(f"{column} {value:g}" if isinstance(value, float) else f"{column} {value}")
+    return frame, (f"; at {', '.join(note)}" if note else "")
+
+
+def _where(frame, values):
+    """Which rows of frame have every column in values at its value (a boolean array)."""
+    return np.logical_and.reduce([frame[c] == v for c, v in values.items()])
+
+
+def _clip_label(setting, varies):
+    lo, hi, c = setting
+    same = "clip_low" not in varies and hi == lo  # the symmetric clip: say so
+    return ", ".join([f"ε_high = {hi:g}" + (" = ε_low" if same else "")]
+                     + ([f"ε_low = {lo:g}"] if "clip_low" in varies else [])
+                     + ([f"dual clip c = {c:g}" if c else "no dual clip"] if "clip_c" in varies else []))
+
+
+def clipping(curves):
+    cl, note = _focus(curves[(curves["experiment"] == "clipping") & (curves["level"] == "all")],
+                      ("method", "lr", "reward_offset", "epochs", *CLIP))
+    mus = sorted(mu for mu in cl["epochs"].unique() if mu > 1)
+    settings = sorted(set(zip(*(cl[c] for c in CLIP))), key=lambda t: (t[1], t[0], t[2]))
+    varies = [c for c in CLIP if cl[c].nunique() > 1]
+    runs = list(cl.groupby(["method", "lr", "reward_offset"], sort=False))
+    quantities = (("pass1", "Δ exact pass@1\nvs μ = 1, same seed", True),
+                  ("entropy", "Δ entropy (nats)\nvs μ = 1, same seed", True),
+                  ("clip_frac", "(answer, update) pairs\nthe clip zeroed", False))
+    fig, axes = _subplots(len(quantities), max(len(mus), 1), height=5.2, sharex=True, sharey="row")
+    for (method, lr, offset), run in runs:
+        # μ = 1 never clips: its rows (one per setting) are one run, the first is the baseline
+        base = run[run["epochs"] == 1]
+        base = base[_where(base, base[CLIP].iloc[0].to_dict())] if len(base) else base
+        name = f" ({style.label(method)}, lr {lr:g}, offset {offset:g})" if len(runs) > 1 else ""
+        for j, mu in enumerate(mus):
+            for k, setting in enumerate(settings):
+                sub = run[(run["epochs"] == mu) & _where(run, dict(zip(CLIP, setting)))]
+                if not len(sub):
+                    continue
+                look = _variant(k, len(settings)) | {"label": _clip_label(setting, varies) + name}
+                for i, (value, _, paired) in enumerate(quantities):
+                    if paired and not len(base):
+                        continue
+                    # the clip fraction at step 0 is 0 by definition (nothing updated yet)
+                    d = _paired(sub, base, value) if paired else sub[sub["step"] > 0]
+                    s = _over_seeds(d, "step", value)
+                    _line(axes[i, j], s.index, s, method, **look)
+    for j, mu in enumerate(mus):
+        axes[0, j].set_title(f"μ = {mu} updates per batch")
+        axes[-1, j].set_xlabel("training step")
+        for i, (_, _, paired) in enumerate(quantities):
+            if paired:
+                axes[i, j].axhline(0, color="0.4", lw=0.8, zorder=1, label="μ = 1 (difference 0)")
+    for i, (_, ylabel, _) in enumerate(quantities):
+        axes[i, 0].set_ylabel(ylabel)
+    axes[-1, 0].yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    methods = ", ".join(dict.fromkeys(style.label(m) for (m, _, _), _ in runs))
+    fig.suptitle(f"{methods}: μ updates per batch with the clipped ratio, against one update "
+                 f"(mean over seeds, 95% band{note})", fontsize="medium")
+    handles = axes[0, 0].get_legend_handles_labels()[0]
+    _legend_below(fig, handles, ncol=len(handles))
+    return fig
+
+
+def kl_penalty(curves):
+    kl, note = _focus(curves[(curves["experiment"] == "kl_penalty") & (curves["level"] == "all")],
+                      ("method", "kl_beta", "kl_estimator", "kl_placement"))
+    free, pen = kl[kl["kl_beta"] == 0], kl[kl["kl_beta"] > 0]
+    placements = [p for p in ("loss", "reward") if p in set(pen["kl_placement"])]
+    estimators = sorted(set(pen["kl_estimator"]))
+    betas = sorted(pen["kl_beta"].unique())
+    several = pen["method"].nunique() > 1
+    fig, axes = _subplots(max(len(placements), 1), max(len(estimators), 1), height=4.0,
+                          sharex=True, sharey=True)
+    for i, place in enumerate(placements):
+        for j, est in enumerate(estimators):
+            ax = axes[i, j]
+            for method, run in free.groupby("method", sort=False):  # the same run in every panel
+                _line(ax, *_by_step(run, "kl_ref"), color="0.6", zorder=1,
+                      label="β = 0 (no penalty)" + (f", {style.label(method)}" if several else ""))
+            here = pen[(pen["kl_placement"] == place) & (pen["kl_estimator"] == est)]
+            for (method, beta), run in here.groupby(["method", "kl_beta"], sort=False):
+                _line(ax, *_by_step(run, "kl_ref"), method, **_variant(betas.index(beta), len(betas)),
+                      label=f"β = {beta:g}" + (f", {style.label(method)}" if several else ""))
+            ax.set_title(f"{est} in the {place}")
+    for ax in axes[-1]:
+        ax.set_xlabel("training step")
+    fig.supylabel("exact KL(π ‖ π_ref), nats, all prompts", fontsize="medium")
+    methods = ", ".join(dict.fromkeys(style.label(m) for m in kl["method"]))
+    fig.suptitle(f"{methods} with a KL penalty β·k to the reference (mean over seeds, 95% band{note})",
+                 fontsize="medium")
+    handles = axes[0, 0].get_legend_handles_labels()[0]
+    _legend_below(fig, handles, ncol=len(handles))
+    return fig
+
+
+def _by_step(frame, value):
+    s = _over_seeds(frame, "step", value)
+    return s.index, s
+
+
+LOSS_AGG_LABELS = {"seq-mean-token-sum-norm": "seq-mean-token-sum-norm (Dr. GRPO; lecture)",
+                   "seq-mean-token-mean": "seq-mean-token-mean (GRPO, TRL, verl default)",
+                   "token-mean": "token-mean (DAPO)"}
+LOSS_AGG_STYLES = {"seq-mean-token-sum-norm": "-", "seq-mean-token-mean": "--", "token-mean": ":"}
+
+
+def loss_aggregation(curves):
+    la, note = _focus(curves[(curves["experiment"] == "loss_aggregation") & (curves["level"] == "all")],
+                      ("method", "loss_agg"))
+    methods = list(dict.fromkeys(la["method"]))
+    modes = [m for m in LOSS_AGG_LABELS if m in set(la["loss_agg"])]
+    base_mode = modes[0] if modes else None  # the lecture's: every answer counted once
+    fig, axes = _subplots(2, max(len(methods), 1), height=4.2, sharex=True, sharey="row")
+    for j, method in enumerate(methods):
+        run = la[la["method"] == method]
+        base = run[run["loss_agg"] == base_mode]
+        for mode in modes:
+            sub = run[run["loss_agg"] == mode]
+            look = {"ls": LOSS_AGG_STYLES[mode], "label": LOSS_AGG_LABELS[mode]}
+            _line(axes[0, j], *_by_step(sub, "length_wrong"), method, **look)
+            paired = _paired(sub, base, "length_wrong")
+            _line(axes[1, j], *_by_step(paired, "length_wrong"), method, **look)
+        axes[0, j].set_title(style.label(method))
+        axes[1, j].set_xlabel("training step")
+    axes[0, 0].set_ylabel("expected tokens of a\nwrong answer")
+    axes[1, 0].set_ylabel("Δ tokens vs the solid\nline, same seed")
+    fig.suptitle("Expected length of a wrong answer (all prompts) under each loss aggregation "
+                 f"(mean over seeds, 95% band{note})", fontsize="medium")
+    # the legend in grey: the modes are line styles, the colour is the panel's method
+    handles = [Line2D([], [], color="0.3", ls=LOSS_AGG_STYLES[m], label=LOSS_AGG_LABELS[m]) for m in modes]
+    _legend_below(fig, handles, ncol=len(handles))
+    return fig
+
+
+def entropy_vs_pass1(curves):
+    tr = curves[(curves["experiment"] == "training") & (curves["level"] == "all")]
+    if (tr["reward_offset"] == 0).any():  # without a reward offset: the offset is another question (demo 3)
+        tr = tr[tr["reward_offset"] == 0]
+    tr, note = _focus(tr, ("method", "lr", "reward_offset"))
+    base_lr, rows, families = _training_rows(tr)
+    groups = dict(list(tr.groupby(["method", "lr", "reward_offset"])))
+    n_legend = max([sum(style.family(m) == f for m, _, _ in rows) for f in families] or [0])
+    fig, axes = _subplots(1, max(len(families), 1), sharex=True, sharey=True, height=2.5 + 0.15 * n_legend)
+    start = tr[tr["step"] == 0][["pass1", "entropy"]].mean()  # the reference policy: every run's step 0
+    for j, (ax, family) in enumerate(zip(axes[0], families)):
+        ax.plot(start["pass1"], start["entropy"], ls="none", marker="o", ms=5, mfc="white", mew=1.2,
+                color=style.REFERENCE["color"], zorder=4, label="reference (step 0)" if j == 0 else None)
+        for m, lr, off in rows:
+            if style.family(m) != family:
+                continue
+            g = groups[m, lr, off]
+            x, y = (_over_seeds(g, "step", v) for v in ("pass1", "entropy"))
+            look = _row_style(lr, off, base_lr)
+            ax.plot(x["mean"], y["mean"], **_tag(m), **look, label=_row_label(m, lr, off, base_lr))
+            end = x.index.max()  # the last policy, with its 95% intervals in both directions
+            bars = ax.errorbar(x.loc[end, "mean"], y.loc[end, "mean"], fmt="o", ms=3, capsize=1.5, lw=0.8,
+                               xerr=np.nan_to_num(x.loc[end, "ci"]), yerr=np.nan_to_num(y.loc[end, "ci"]), **_tag(m))
+            _gid(bars.get_children(), m)
+        ax.set_title(family)
+        ax.set_xlabel("exact pass@1, all prompts")
+        # under its column, a fixed distance below the axes (below the x label at any figure height)
+        below = ax.transAxes + ScaledTranslation(0, -0.42, fig.dpi_scale_trans)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below, handlelength=1.8)
+    axes[0, 0].set_ylabel("exact entropy (nats), all prompts")
+    if note:
+        fig.suptitle(f"Training rows{note}", fontsize="medium")
+    return fig
+
+
 # name -> (draw(frames) -> matplotlib Figure, the frames it needs); the pipeline draws demos 1-2 in one job
 # and demos 3-7 in another, so the first can run while training still does
 FIGURES = {
@@ -357,6 +566,10 @@ FIGURES = {
     "passk_trained": (lambda f: passk_trained(f["reference"], f["passk"]), ("reference", "passk")),
     "dynamic_sampling": (lambda f: dynamic_sampling(f["curves"]), ("curves",)),
     "lr_sweep": (lambda f: lr_sweep(f["runs"]), ("runs",)),
+    "clipping": (lambda f: clipping(f["curves"]), ("curves",)),
+    "kl_penalty": (lambda f: kl_penalty(f["curves"]), ("curves",)),
+    "loss_aggregation": (lambda f: loss_aggregation(f["curves"]), ("curves",)),
+    "entropy_vs_pass1": (lambda f: entropy_vs_pass1(f["curves"]), ("curves",)),
 }
 
 

@@ -54,6 +54,7 @@ LABELS = {
         "demo7": "Demo 7: final pass@1 against the learning rate ({pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
         "demo7_lr": "lr",
         "demo7_best": "best lr",
+        "other": "other settings",
         "demo8": "Demo 8: PPO's clipped ratio over μ updates per batch ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
         "demo8_head": ["μ", "ε_low / ε_high", "final pass@1", "Δ vs μ = 1", "entropy (nats)", "Δ vs μ = 1",
                        "clipped"],
@@ -117,6 +118,7 @@ LABELS = {
         "demo7": "演示 7：训练后 pass@1 与学习率（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
         "demo7_lr": "学习率",
         "demo7_best": "最佳学习率",
+        "other": "其他设置",
         "demo8": "演示 8：每批 μ 次更新与 PPO 的比率裁剪（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
         "demo8_head": ["μ", "ε_low / ε_high", "训练后 pass@1", "与 μ = 1 之差", "熵（nats）", "与 μ = 1 之差", "被裁剪"],
         "demo8_note": ["差值按种子配对（同一种子抽到相同的第一批）。被裁剪：梯度被裁剪置零的（回答, 更新）对所占比例，",
@@ -402,10 +404,11 @@ def demo7(frames, L):
 
 
 def _select(df, **values):
-    """The rows of df whose columns have these values."""
+    """The rows of df whose columns have these values (None: any value)."""
     keep = np.ones(len(df), bool)
     for column, value in values.items():
-        keep &= (df[column] == value).to_numpy()
+        if value is not None:
+            keep &= (df[column] == value).to_numpy()
     return df[keep]
 
 
@@ -447,87 +450,106 @@ def _title(L, key, r, n, **more):
                          steps=int(r["steps"]), n=n, **more)
 
 
+def _configs(runs, shown):
+    """Group the runs of one experiment by configuration (every identifying column): yields
+    (cfg dict, its runs, what else sets it apart: "kl_beta 0.3, ..." for the identifying columns
+    outside `shown` that vary within the experiment, else "")."""
+    from .specs import TrainRow
+
+    keys = [k for k in TrainRow.COLUMNS if k in runs and k != "experiment"]
+    others = [k for k in keys if k not in shown and runs[k].nunique() > 1]
+    for key, g in runs.groupby(keys, sort=False):
+        cfg = dict(zip(keys, key))
+        yield cfg, g, ", ".join(f"{k} {cfg[k]:g}" if isinstance(cfg[k], float) else f"{k} {cfg[k]}"
+                                for k in others)
+
+
+def _delta(g, base, column, digits):
+    """'Δ ± s.e.' of column against the same seeds of base (one configuration), '' without one."""
+    if not len(base):
+        return ""
+    d = _paired(g, column, base)
+    return f"{np.mean(d):+.{digits}f} ± {_se(d):.{digits}f}"
+
+
+def _with_others(head, rows, label):
+    """Add the 'other settings' column where any row has other settings."""
+    if any(r[-1] for r in rows):
+        return head + [label], rows
+    return head, [r[:-1] for r in rows]
+
+
 def demo8(frames, L):
     runs = _experiment_runs(frames, "clipping", ["entropy"])
     if runs is None:
         return None
     curves = frames["curves"]
     clip = curves[(curves["experiment"] == "clipping") & (curves["level"] == "all") & (curves["step"] > 0)]
-    rows, configs = [], ["method", "lr", "reward_offset", "epochs", "clip_low", "clip_high", "clip_c"]
-    for key, g in runs.groupby(configs, sort=False):
-        cfg = dict(zip(configs, key))
-        # μ = 1 never clips: any of its rows (they are one run) is the baseline
-        base = _select(runs, epochs=1, method=cfg["method"], lr=cfg["lr"], reward_offset=cfg["reward_offset"])
-        base = _select(base, clip_low=base["clip_low"].iloc[0], clip_high=base["clip_high"].iloc[0],
-                       clip_c=base["clip_c"].iloc[0]) if len(base) else base
-        frac = _select(clip, **cfg)["clip_frac"]
+    rows, n = [], []
+    for cfg, g, other in _configs(runs, ("epochs", "clip_low", "clip_high", "clip_c")):
+        # μ = 1 never clips: its runs under any clip settings are one run; the first is the baseline
+        base = _select(runs, **dict(cfg, epochs=1, clip_low=None, clip_high=None, clip_c=None))
+        base = _select(base, **{k: base[k].iloc[0] for k in ("clip_low", "clip_high", "clip_c")}) if len(base) else base
         dual = f" / c {cfg['clip_c']:g}" if cfg["clip_c"] else ""
-        d_pass, d_h = (_paired(g, c, base) for c in ("final_pass1", "entropy")) if len(base) else ([], [])
         rows.append([f"{cfg['epochs']}", f"{cfg['clip_low']:g} / {cfg['clip_high']:g}{dual}", _pm(g["final_pass1"]),
-                     f"{np.mean(d_pass):+.4f} ± {_se(d_pass):.4f}" if len(d_pass) else "",
-                     _pm(g["entropy"]), f"{np.mean(d_h):+.4f} ± {_se(d_h):.4f}" if len(d_h) else "",
-                     f"{frac.mean() * 100:.1f}%"])
-    n = int(runs.groupby(configs, sort=False)["seed"].nunique().min())
-    return ("demo8_clipping", _title(L, "demo8", runs.iloc[0], n), [("", L["demo8_head"], rows)], L["demo8_note"])
+                     _delta(g, base, "final_pass1", 4), _pm(g["entropy"]), _delta(g, base, "entropy", 4),
+                     f"{_select(clip, **cfg)['clip_frac'].mean() * 100:.1f}%", other])
+        n.append(g["seed"].nunique())
+    head, rows = _with_others(L["demo8_head"], rows, L["other"])
+    return ("demo8_clipping", _title(L, "demo8", runs.iloc[0], min(n)), [("", head, rows)], L["demo8_note"])
 
 
 def demo9(frames, L):
     runs = _experiment_runs(frames, "kl_penalty", ["kl_ref", "entropy"])
     if runs is None:
         return None
-    passk = frames.get("passk")
-    configs = ["method", "lr", "reward_offset", "kl_beta", "kl_estimator", "kl_placement"]
-    p256 = {}
-    if passk is not None and (passk["k"] == 256).any():
-        top = passk[(passk["experiment"] == "kl_penalty") & (passk["level"] == "all") & (passk["k"] == 256)]
-        p256 = {key: g["pass_at_k"] for key, g in top.groupby(configs, sort=False)}
-    rows = []
-    for key, g in runs.groupby(configs, sort=False):
-        cfg = dict(zip(configs, key))
+    passk, klgrad = frames.get("passk"), frames.get("klgrad")
+    top = passk[(passk["experiment"] == "kl_penalty") & (passk["level"] == "all")] if passk is not None else None
+    k_max = int(top["k"].max()) if top is not None and len(top) else None
+    rows, n = [], []
+    for cfg, g, other in _configs(runs, ("kl_beta", "kl_estimator", "kl_placement")):
         kl = cfg["kl_beta"] > 0
+        pk = _select(top, **cfg, k=k_max)["pass_at_k"] if k_max else []
         rows.append([f"{cfg['kl_beta']:g}", cfg["kl_estimator"] if kl else L["demo9_none"],
-                     cfg["kl_placement"] if kl else "", _pm(g["final_pass1"]),
-                     _pm(p256[key]) if key in p256 else "", _pm(g["kl_ref"]), _pm(g["entropy"])])
-    parts = [("", L["demo9_head"], rows)]
-    klgrad = frames.get("klgrad")
-    if klgrad is not None:
+                     cfg["kl_placement"] if kl else "", _pm(g["final_pass1"]), _pm(pk) if len(pk) else "",
+                     _pm(g["kl_ref"]), _pm(g["entropy"]), other])
+        n.append(g["seed"].nunique())
+    head = L["demo9_head"][:4] + [f"pass@{k_max}" if k_max else ""] + L["demo9_head"][5:]
+    head, rows = _with_others(head, rows, L["other"])
+    parts = [("", head, rows)]
+    if klgrad is not None:  # on the policies trained without a penalty (the first such configuration)
         free = klgrad[(klgrad["experiment"] == "kl_penalty") & (klgrad["kl_beta"] == 0)]
-        grad_rows = []
-        for (est, place), g in free.groupby(["estimator", "placement"], sort=False):
-            grad_rows.append([est, place] + [_pm(g[c], 2) for c in ("cos_reverse", "norm_ratio_reverse",
-                                                                      "cos_forward", "norm_ratio_forward")])
+        first = next((cfg for cfg, _, _ in _configs(free, ("estimator", "placement", "seed"))), None)
+        free = _select(free, **first) if first else free
+        grad_rows = [[est, place] + [_pm(g[c], 2) for c in ("cos_reverse", "norm_ratio_reverse", "cos_forward",
+                                                            "norm_ratio_forward")]
+                     for (est, place), g in free.groupby(["estimator", "placement"], sort=False)]
         if grad_rows:
             parts.append((L["demo9_grad"], L["demo9_grad_head"], grad_rows))
-    n = int(runs.groupby(configs, sort=False)["seed"].nunique().min())
-    return ("demo9_kl_penalty", _title(L, "demo9", runs.iloc[0], n), parts, L["demo9_note"])
+    return ("demo9_kl_penalty", _title(L, "demo9", runs.iloc[0], min(n)), parts, L["demo9_note"])
 
 
 def demo10(frames, L):
     runs = _experiment_runs(frames, "loss_aggregation", ["length_wrong", "length_correct"])
     if runs is None:
         return None
-    curves = frames["curves"]
+    curves, task = frames["curves"], frames.get("task")
     start = curves[(curves["experiment"] == "loss_aggregation") & (curves["level"] == "all")
                    & (curves["step"] == 0)]
-    task = frames.get("task")
-    rows, configs = [], ["method", "lr", "reward_offset", "loss_agg"]
-    for key, g in runs.groupby(configs, sort=False):
-        cfg = dict(zip(configs, key))
+    rows, n = [], []
+    for cfg, g, other in _configs(runs, ("method", "loss_agg")):
         base = _select(runs, **dict(cfg, loss_agg="seq-mean-token-sum-norm"))
-        d_pass, d_len, d_len_c = ((_paired(g, c, base) for c in ("final_pass1", "length_wrong", "length_correct"))
-                                  if len(base) else ([], [], []))
         rows.append([_method(L, cfg["method"]), cfg["loss_agg"], _pm(g["final_pass1"]),
-                     f"{np.mean(d_pass):+.3f} ± {_se(d_pass):.3f}" if len(d_pass) else "",
-                     _pm(g["length_wrong"], 1), f"{np.mean(d_len):+.1f} ± {_se(d_len):.1f}" if len(d_len) else "",
-                     _pm(g["length_correct"], 1),
-                     f"{np.mean(d_len_c):+.1f} ± {_se(d_len_c):.1f}" if len(d_len_c) else "",
-                     f"{mean_weight(task, cfg['loss_agg']):.2f}" if task is not None else ""])
+                     _delta(g, base, "final_pass1", 3), _pm(g["length_wrong"], 1), _delta(g, base, "length_wrong", 1),
+                     _pm(g["length_correct"], 1), _delta(g, base, "length_correct", 1),
+                     f"{mean_weight(task, cfg['loss_agg']):.2f}" if task is not None else "", other])
+        n.append(g["seed"].nunique())
+    head, rows = _with_others(L["demo10_head"], rows, L["other"])
     lengths = task[[c for c in task if c.startswith("length_")]].to_numpy() if task is not None else np.zeros(1)
-    n = int(runs.groupby(configs, sort=False)["seed"].nunique().min())
     note = [line.format(start=start["length_wrong"].mean(), start_c=start["length_correct"].mean())
             for line in L["demo10_note"]]
-    return ("demo10_loss_aggregation", _title(L, "demo10", runs.iloc[0], n, lo=lengths.min(), hi=lengths.max()),
-            [("", L["demo10_head"], rows)], note)
+    return ("demo10_loss_aggregation", _title(L, "demo10", runs.iloc[0], min(n), lo=lengths.min(), hi=lengths.max()),
+            [("", head, rows)], note)
 
 
 def mean_weight(task, loss_agg):

@@ -40,12 +40,12 @@ class Record(NamedTuple):
 
 
 def level_means(x, level, n_levels):
-    """Mean over all prompts and per level of a per-prompt quantity of S policies:
-    x: [S, P], level [P] -> ([S], [S, n_levels])."""
-    S = x.shape[0]
-    bins = (level[None, :] + n_levels * np.arange(S)[:, None]).ravel()  # [S * P]
-    sums = np.bincount(bins, weights=x.ravel(), minlength=S * n_levels).reshape(S, n_levels)
-    return x.mean(axis=-1), sums / np.bincount(level, minlength=n_levels)
+    """Mean over all prompts and per level of per-prompt quantities of S policies:
+    x: [..., S, P], level [P] -> ([..., S], [..., S, n_levels]); one bincount for all of them."""
+    rows = x.reshape(-1, x.shape[-1])  # [K * S, P]
+    bins = (level[None, :] + n_levels * np.arange(len(rows))[:, None]).ravel()  # [K * S * P]
+    sums = np.bincount(bins, weights=rows.ravel(), minlength=len(rows) * n_levels)
+    return x.mean(axis=-1), sums.reshape(*x.shape[:-1], n_levels) / np.bincount(level, minlength=n_levels)
 
 
 def softmax_entropy_kl(logits, ref_logp):
@@ -82,7 +82,7 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         raise ValueError(f"unknown method {method!r}; known: {', '.join(ESTIMATORS)}")
     if not 1 <= prompts_per_step <= P:
         raise ValueError(f"prompts_per_step = {prompts_per_step} must be in 1..{P}")
-    obj = objective or Objective()
+    objective = obj = objective or Objective()
     obj.check()
     S, n = len(seeds), prompts_per_step
     rngs = [np.random.default_rng(seed) for seed in seeds]
@@ -100,18 +100,20 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     length = np.asarray(task["length"], np.int64)
     unit = length.mean()  # every aggregation mode weighs an answer of the mean length alike
     wrong_tokens = (pi_all[..., 1:] * length[:, 1:]).sum(axis=-1)  # [S, P]: Σ_{a≥1} π_a L_a
-    # answers the clip zeroed, and all (answer, update) pairs, since the last record
-    clipped_n, updates_n = np.zeros((S, n_levels)), np.zeros((S, n_levels))
+    updated = []  # (seed and level of each row, its answers the clip zeroed) of each step since the last record
 
     def record(step, mean_reward, zero_frac, answers_so_far):
-        overall, by_level = level_means(p0, level, n_levels)
-        h, h_level = level_means(H, level, n_levels)
-        d, d_level = level_means(kl_ref, level, n_levels)
+        per_prompt = np.stack([p0, H, kl_ref, p0 * length[:, 0], wrong_tokens, 1 - p0])  # [6, S, P]
+        means, level_mean = level_means(per_prompt, level, n_levels)
+        (overall, h, d, c, w, q), (by_level, h_level, d_level, c_level, w_level, q_level) = means, level_mean
         # E[L | correct] and E[L | wrong] of an answer to a uniform prompt: ratios of sums
-        c, c_level = level_means(p0 * length[:, 0], level, n_levels)
-        w, w_level = level_means(wrong_tokens, level, n_levels)
-        q, q_level = level_means(1 - p0, level, n_levels)
-        # 0 where nothing was updated (step 0, or a level no prompt of which was drawn)
+        # answers the clip zeroed over all (answer, update) pairs since the last record; 0 where
+        # nothing was updated (step 0, or a level none of whose prompts was drawn)
+        cell = np.concatenate([c for c, _ in updated] or [np.zeros(0, int)])
+        clipped = np.concatenate([c for _, c in updated] or [np.zeros(0)])
+        clipped_n = np.bincount(cell, clipped, S * n_levels).reshape(S, n_levels)
+        updates_n = np.bincount(cell, minlength=S * n_levels).reshape(S, n_levels) * (G * objective.epochs)
+        updated.clear()
         clip = clipped_n.sum(1) / np.maximum(updates_n.sum(1), 1)
         clip_level = clipped_n / np.maximum(updates_n, 1)
         with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where π(correct) is 0 or 1
@@ -180,7 +182,8 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
             r_adv = r_b  # the reward the estimator sees
             if obj.kl_beta and obj.kl_placement == "reward":  # verl use_kl_in_reward: r − β k(y)
                 logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1)  # [R, G]: log π_old(y)
-                r_adv = r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)
+                with np.errstate(over="ignore"):  # k3 = π_ref/π − 1 − log(π_ref/π) may overflow: caught below
+                    r_adv = r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)
             if batch_estimator:  # batch statistics are per seed: one call per seed's rows
                 parts = zip(*(np.split(x, np.cumsum(sizes)[:-1]) for x in (r_adv, pi_b, V[seed_of, prompt_of])))
                 A = np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset)
@@ -190,13 +193,19 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                                offset=reward_offset)  # [R, G]
             if method == "learned":
                 V[seed_of, prompt_of] += value_lr * (r_adv.mean(axis=1) - V[seed_of, prompt_of])
-            length_b = length[prompt_of[:, None], y_b]  # [R, G] tokens of each sampled answer
-            batch_tokens = np.bincount(seed_of, length_b.sum(axis=1), S)[seed_of, None]  # [R, 1]
-            gain = aggregation_weights(obj.loss_agg, length_b, batch_tokens, sizes[seed_of, None] * G, unit)
-            z, clipped = policy_updates(z, y_b, A, pi_b, lr, obj, ref_y, gain)  # μ updates
-            lv = level[prompt_of]  # [R]
-            np.add.at(clipped_n, (seed_of, lv), clipped)
-            np.add.at(updates_n, (seed_of, lv), G * obj.epochs)
+            gain = None  # the lecture's loss weighs every answer 1, whatever its length
+            if obj.loss_agg != "seq-mean-token-sum-norm":
+                length_b = length[prompt_of[:, None], y_b]  # [R, G] tokens of each sampled answer
+                batch_tokens = np.bincount(seed_of, length_b.sum(axis=1), S)[seed_of, None]  # [R, 1]
+                gain = aggregation_weights(obj.loss_agg, length_b, batch_tokens, sizes[seed_of, None] * G, unit)
+            with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is caught just below
+                z, clipped = policy_updates(z, y_b, A, pi_b, lr, obj, ref_y, gain)  # μ updates
+            if not np.isfinite(z).all():  # k2/k3 grow without bound where π(y) ≪ π_ref(y)
+                raise FloatingPointError(
+                    f"training diverged at step {step} (seed {seeds[seed_of[~np.isfinite(z).all(axis=1)][0]]}): "
+                    f"the logits of {method} at lr {lr:g} with {obj} left the floating-point range; "
+                    "lower lr or kl_beta")
+            updated.append((seed_of * n_levels + level[prompt_of], clipped))  # [R]: (seed, level) cells
             logits[seed_of, prompt_of] = z
             pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
                 z, ref_logp[prompt_of])
@@ -210,7 +219,6 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                                for r_s in np.split(r_b, np.cumsum(sizes)[:-1])]
             for s, rec in enumerate(record(step, mean_reward, step_zero / step_groups, answers)):
                 history[s].append(rec)
-            clipped_n[:], updates_n[:] = 0, 0
     return [
         {
             "history": history[s],

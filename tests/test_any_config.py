@@ -1,7 +1,7 @@
 """Issue 16: every config the schema accepts runs end to end: computed, tabled and drawn.
 
 Hypothesis draws small valid configs (any subset of methods, levels, offsets, k, G, seeds, lrs,
-demos on or off) and runs each in-process, as `python -m rlvr all --results --figures` does.
+answer lengths, the objective's knobs, demos on or off) and runs each in-process, as `python -m rlvr all --results --figures` does.
 The same 8 examples on every run (derandomize), so CI is reproducible; a failure prints the config.
 """
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlvr.compute import compute_all
-from rlvr.config import LEVELS, figures, validate_config
+from rlvr.config import LEVELS, expand_rows, figures, validate_config
 from rlvr.estimators import ESTIMATORS
 from rlvr.figures import draw_figure
 from rlvr.render import render_text, write_tables
@@ -38,10 +38,20 @@ def configs(draw):
                        "reward_offset": draw(st.sampled_from(offsets))} for m in methods]}
     sweep = {**train, "enabled": draw(st.booleans()),
              "rows": [{"method": methods, "lr": draw(some([0.5, 2.0, 8.0], 2))}]}
+    objective = {  # demos 8-10: any row may set the rest of the objective, lists making grids
+        name: {**train, "enabled": draw(st.booleans()),
+               "rows": [{"method": draw(st.sampled_from(methods)), "lr": draw(st.sampled_from([0.5, 4.0])),
+                         "epochs": draw(some([1, 2, 3], 2)), "clip_low": draw(st.sampled_from([0.1, 0.2])),
+                         "clip_high": draw(some([0.2, 0.28, 5.0], 2)), "clip_c": draw(st.sampled_from([None, 3.0])),
+                         "kl_beta": draw(some([0.0, 0.3, 3.0], 2)), "kl_estimator": draw(some(["k1", "k2", "k3"])),
+                         "kl_placement": draw(some(["loss", "reward"])),
+                         "loss_agg": draw(some(["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"]))}]}
+        for name in ("clipping", "kl_penalty", "loss_aggregation")}
     logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]), min_size=4, max_size=4)))
     return {
         "lang": draw(st.sampled_from(["en", "zh"])),
-        "task": {"P": 8, "M": draw(st.integers(2, 5)), "seed": draw(st.integers(0, 3)), "level_logodds": logodds},
+        "task": {"P": 8, "M": draw(st.integers(2, 5)), "seed": draw(st.integers(0, 3)), "level_logodds": logodds,
+                 "answer_length": draw(st.sampled_from([[1, 1], [100, 1000], [7, 9]]))},
         "reference": {"k": draw(some([1, 2, 4, 8, 64], 3)), "n_samples": 64},
         "gradient_stats": {
             "G": G, "n_reps": 20, "seed": 0,
@@ -56,6 +66,7 @@ def configs(draw):
                        "G": draw(some([2, 4, 8], 3))},
         "dynamic_sampling": {"enabled": draw(st.booleans()), "method": "grpo", "G": G, "prompts_per_step": 4,
                              "steps": 3, "max_rounds": draw(st.integers(1, 3)), "seeds": seeds[:1]},
+        **objective,
     }
 
 
@@ -69,7 +80,15 @@ HUNT = int(os.environ.get("RLVR_CONFIG_EXAMPLES", 0))
 @given(raw=configs())
 def test_every_accepted_config_computes_tables_and_draws(raw, tmp_path_factory):
     cfg = validate_config(raw)  # the strategy only draws configs the schema and checks accept
-    frames = {k: v.to_pandas() for k, v in compute_all(cfg).items() if k != "task"}
+    try:
+        tables = compute_all(cfg)
+    except FloatingPointError as err:  # a KL penalty's k2/k3 is unbounded: a large β·lr may diverge
+        penalised = any(row["kl_beta"] and (row["kl_estimator"] != "k1" or row["kl_placement"] == "reward")
+                        for name in ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation")
+                        for row, _ in expand_rows(cfg[name]["rows"], name))
+        assert penalised and "training diverged at step" in str(err) and "lower lr or kl_beta" in str(err)
+        return
+    frames = {k: v.to_pandas() for k, v in tables.items()}
     assert render_text(frames, cfg["lang"])
     write_tables(frames, tmp_path_factory.mktemp("tables"), cfg["lang"])
     for name, _ in figures(cfg):

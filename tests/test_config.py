@@ -13,6 +13,7 @@ from rlvr.config import (
     train_rows,
     validate_config,
 )
+from rlvr.objective import Objective
 
 ROW = {"method": "rloo", "lr": 2.0}
 
@@ -82,14 +83,18 @@ def test_empty_config_gets_the_lecture_defaults():
     assert cfg["task"] == {"P": 200, "M": 16, "seed": 0, "level_logodds": [-4.5, -3.0, -1.1, 0.6],
                            "logodds_spread": 0.3, "answer_length": [100, 1000]}
     assert len(cfg["training"]["rows"]) == 16 and cfg["group_size"]["G"] == [2, 4, 8, 16, 32]
-    # training rows, the lr sweep's 4 methods x 9 lrs, 5 group sizes, dynamic and plain: the
-    # lecture's 5 seeds, except where an ordering needed more (group sizes 40, dynamic 20)
+    # training rows, the lr sweep's 4 methods x 9 lrs, clipping 3 x 3, KL 1 + 3 x 3 x 2, aggregation
+    # 2 x 3, 5 group sizes, dynamic and plain: the lecture's 5 seeds, except where an ordering
+    # needed more (group sizes 40, dynamic, clipping and aggregation 20)
     rows = train_rows(cfg)
-    assert len(rows) == 16 + 4 * 9 + 5 + 2
+    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 5 + 2
     seeds = {row.experiment: row.seeds for row in rows}
-    assert seeds == {"training": (0, 1, 2, 3, 4), "lr_sweep": (0, 1, 2, 3, 4),
+    assert seeds == {"training": (0, 1, 2, 3, 4), "lr_sweep": (0, 1, 2, 3, 4), "clipping": tuple(range(20)),
+                     "kl_penalty": (0, 1, 2, 3, 4), "loss_aggregation": tuple(range(20)),
                      "group_size": tuple(range(40)), "dynamic": tuple(range(20))}
     assert len({row.path for row in rows}) == len(rows)
+    # the lecture's rows keep their paths: only an objective other than the default names itself
+    assert all(row.path.endswith(f"_dyn{row.max_rounds}") for row in rows if row.objective == Objective())
     # 4 methods x 2 offsets on medium, grpo on the 3 other levels (medium is shared),
     # 6 further estimators x 2 offsets on medium
     assert len(gradstat_cases(cfg)) == 4 * 2 + 3 + 6 * 2

@@ -9,10 +9,10 @@ from rlvr.estimators import ESTIMATORS, FAMILIES, estimator
 from rlvr.figures import FIGURES, draw_figure, write_figures
 
 
-def method_artists(fig):
-    """[(axes index, method, colour hex)] of every artist tagged with a method."""
+def method_artists(fig, axes=None):
+    """[(axes index, method, colour hex)] of every artist tagged with a method (in fig, or in axes)."""
     found = []
-    for i, ax in enumerate(fig.axes):
+    for i, ax in enumerate(fig.axes if axes is None else axes):
         for artist in ax.findobj(lambda a: (a.get_gid() or "").startswith("method:")):
             method = artist.get_gid().removeprefix("method:")
             for getter in ("get_color", "get_facecolor", "get_edgecolor"):
@@ -42,6 +42,14 @@ def results():
     cfg["gradient_stats"]["cases"] = [{"reward_offsets": [0.0, 1.0], "methods": methods, "levels": ["medium"]},
                                       {"reward_offsets": [0.0], "methods": ["grpo"], "levels": ["very_hard", "easy"]}]
     cfg["gradient_stats"]["exact_curve"] = {"methods": methods, "n_points": 9}
+    # demos 8-10, set here in full (not from test.yaml): each figure's every kind of line
+    small = {"enabled": True, "steps": 10, "prompts_per_step": 4, "G": 4, "seeds": [0, 1, 2]}
+    grpo = {"method": "grpo", "lr": 2.0}
+    cfg["clipping"] = small | {"rows": [grpo | {"epochs": [1, 2, 4], "clip_high": [0.2, 0.28, 0.4]}]}
+    cfg["kl_penalty"] = small | {"rows": [grpo, grpo | {"kl_beta": [0.1, 1.0], "kl_estimator": ["k1", "k3"],
+                                                        "kl_placement": ["loss", "reward"]}]}
+    modes = ["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"]
+    cfg["loss_aggregation"] = small | {"rows": [grpo | {"method": ["grpo", "dr_grpo"], "loss_agg": modes}]}
     return {k: v.to_pandas() for k, v in compute_all(validate_config(cfg)).items() if k != "task"}
 
 
@@ -106,3 +114,72 @@ def test_every_figure_is_written_as_png_and_pdf(results, tmp_path):
     assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf  # same bytes on every run
     again = write_figures(results, tmp_path / "again", ["lr_sweep"])
     assert again[1].read_bytes() == pdf
+
+
+def curve_lines(ax, method):
+    """The labelled lines of a method in a panel: {label: Line2D}."""
+    return {line.get_label(): line for line in ax.get_lines()
+            if line.get_gid() == f"method:{method}" and not line.get_label().startswith("_")}
+
+
+def test_the_figures_of_demos_8_to_10_tag_the_methods_they_train(drawn, results):
+    curves = results["curves"]
+    for name, experiment in (("clipping", "clipping"), ("kl_penalty", "kl_penalty"),
+                             ("loss_aggregation", "loss_aggregation"), ("entropy_vs_pass1", "training")):
+        rows = curves[(curves["experiment"] == experiment) & (curves["reward_offset"] == 0)]
+        tagged = {method for _, method, _ in method_artists(drawn[name])}
+        assert tagged == set(rows["method"]), name
+        assert all(any((a.get_gid() or "").startswith("method:") for a in ax.findobj())
+                   for ax in drawn[name].axes), name  # no empty panel
+
+
+def test_settings_of_one_method_keep_its_colour_paler_and_dashed(drawn):
+    """ε_high (clipping) and β (KL penalty) are settings of GRPO, not other estimators: GRPO's
+    colour, paler for the smaller settings, and a line style each."""
+    for name, n in (("clipping", 3), ("kl_penalty", 2)):
+        for ax in drawn[name].axes:
+            lines = curve_lines(ax, "grpo")
+            assert len(lines) == n, (name, list(lines))
+            assert {mcolors.to_hex(line.get_color()) for line in lines.values()} == {style.colour("grpo")}
+            looks = [(line.get_alpha(), line.get_linestyle()) for line in lines.values()]
+            assert len(set(looks)) == n, (name, looks)
+            alphas = [alpha for alpha, _ in looks]
+            assert alphas == sorted(alphas) and alphas[-1] == 1, (name, alphas)  # small to large: darker
+
+
+def test_clipping_draws_the_paired_difference_to_mu_1(drawn, results):
+    c = results["curves"]
+    c = c[(c["experiment"] == "clipping") & (c["level"] == "all")]
+    c = c.set_index(["seed", "step"])
+    base = c[(c["epochs"] == 1) & (c["clip_high"] == c["clip_high"].min())]["pass1"]  # the μ = 1 run
+    expected = (c[(c["epochs"] == 4) & (c["clip_high"] == 0.4)]["pass1"] - base).groupby("step").mean()
+    fig = drawn["clipping"]
+    top_right = fig.axes[1]  # rows: Δ pass@1, Δ entropy, clip fraction; columns: μ = 2, 4
+    assert top_right.get_title() == "μ = 4 updates per batch"
+    line = curve_lines(top_right, "grpo")["ε_high = 0.4"]
+    assert line.get_xdata().tolist() == expected.index.tolist()
+    assert line.get_ydata() == pytest.approx(expected.to_numpy())
+    assert line.get_ydata()[0] == 0  # the same start
+
+
+def test_loss_aggregation_has_a_panel_per_method_and_a_line_style_per_mode(drawn):
+    fig = drawn["loss_aggregation"]
+    for ax in fig.axes:
+        methods = {method for _, method, _ in method_artists(fig, [ax])}
+        assert len(methods) == 1
+        lines = curve_lines(ax, methods.pop())
+        assert len({line.get_linestyle() for line in lines.values()}) == len(lines) == 3
+    assert len(fig.legends) == 1 and len(fig.legends[0].get_texts()) == 3
+
+
+def test_entropy_vs_pass1_marks_the_start_once_per_panel(drawn, results):
+    fig = drawn["entropy_vs_pass1"]
+    start = [line for ax in fig.axes for line in ax.get_lines()
+             if line.get_marker() == "o" and not line.get_gid()]  # the tagged ones: the last policies
+    assert len(start) == len(fig.axes) > 1  # one per family
+    assert sum(not line.get_label().startswith("_") for line in start) == 1  # in one legend
+    c = results["curves"]
+    step0 = c[(c["experiment"] == "training") & (c["level"] == "all") & (c["step"] == 0)]
+    assert start[0].get_xdata()[0] == pytest.approx(step0["pass1"].iloc[0])
+    assert start[0].get_ydata()[0] == pytest.approx(step0["entropy"].iloc[0])
+

@@ -205,3 +205,57 @@ def test_expected_lengths_are_exact():
 def test_a_bad_objective_is_refused_before_training(field, value, message):
     with pytest.raises(ValueError, match=message):
         train_seeds(make_task(P=8, M=4), "grpo", 1, 2, 4, 1.0, [0], objective=Objective(**{field: value}))
+
+
+def test_clip_fraction_over_several_steps_is_the_mean_of_each_steps():
+    """The share recorded every 5 steps is the mean of the 5 shares recorded step by step,
+    overall (every step updates n·G·μ pairs) and per level, weighted by how many of the level's
+    prompts each step drew (the prompts redrawn from the seed's generator)."""
+    task = make_task(P=40, M=6, seed=1)
+    obj, n, G, seed = Objective(epochs=3, clip_high=0.28), 8, 8, 3
+    every5 = train_seeds(task, "grpo", 20, n, G, 4.0, [seed], eval_every=5, objective=obj)[0]
+    every1 = train_seeds(task, "grpo", 20, n, G, 4.0, [seed], eval_every=1, objective=obj)[0]
+    per_step = np.array([rec.clip_frac for rec in every1["history"][1:]])  # steps 1..20
+    recorded = np.array([rec.clip_frac for rec in every5["history"][1:]])  # steps 5, 10, 15, 20
+    assert per_step.max() > 0
+    np.testing.assert_allclose(recorded, per_step.reshape(4, 5).mean(axis=1), rtol=1e-12)
+    rng = np.random.default_rng(seed)
+    drawn = np.zeros((20, 4))  # prompts of each level drawn at each step
+    for step in range(20):
+        np.add.at(drawn[step], task["level"][rng.choice(40, n, replace=False)], 1)
+        rng.random((n, G))
+    by_level = np.array([rec.clip_frac_by_level for rec in every1["history"][1:]])  # [20, 4]
+    for i, rec in enumerate(every5["history"][1:]):
+        w = drawn[5 * i: 5 * i + 5]
+        expected = (by_level[5 * i: 5 * i + 5] * w).sum(axis=0) / np.maximum(w.sum(axis=0), 1)
+        np.testing.assert_allclose(rec.clip_frac_by_level, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_a_diverging_run_stops_with_an_error_that_says_where_and_what_to_lower(tmp_path):
+    """k3's gradient 1 − π_ref/π grows without bound as π(y) falls: with β 10 and lr 50 the logits
+    leave the floating-point range in the first step. The run stops there, naming the step, seed,
+    method, lr and objective, and the job exits 2 with that message, writing nothing."""
+    import subprocess
+    import sys
+
+    from rlvr.specs import TrainRow, to_json
+    from rlvr.task import task_columns
+
+    task = make_task(P=8, M=5, seed=2, level_logodds=(-30, -30, -4.5, -4.5))
+    obj = Objective(epochs=3, kl_beta=10.0, kl_estimator="k3")
+    with pytest.raises(FloatingPointError, match=r"training diverged at step 1 \(seed 0\): the logits of none "
+                                                 r"at lr 50 with Objective\(epochs=3.*lower lr or kl_beta"):
+        train_seeds(task, "none", 5, 4, 4, 50.0, [0, 1], objective=obj)
+    # the same through a pipeline job
+    from rlvr import io
+
+    cfg = {"P": 8, "M": 5, "seed": 2, "level_logodds": [-30, -30, -4.5, -4.5], "logodds_spread": 0.3,
+           "answer_length": [100, 1000]}
+    io.write_table(tmp_path / "task.parquet", task_columns(cfg))
+    row = TrainRow("training", "none", 50.0, 0.0, 4, 4, 5, 0, (0, 1), 0.2, 5, (1,), **obj._asdict())
+    outs = [str(tmp_path / f"{name}.parquet") for name in ("run", "curve", "passk", "klgrad")]
+    proc = subprocess.run([sys.executable, "-m", "rlvr", "train", "--spec", to_json(row), "--task",
+                           str(tmp_path / "task.parquet"), "--run", outs[0], "--curve", outs[1], "--passk",
+                           outs[2], "--klgrad", outs[3]], capture_output=True, text=True)
+    assert proc.returncode == 2 and "training diverged at step 1" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["task.parquet"]

@@ -201,7 +201,7 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
                      '    return r - np.median(r, axis=1, keepdims=True)\n')
     assert edit("estimators.py", new_estimator) == {}  # no config names it
     counts = edit("training.py", "\nEDITED = True\n")
-    assert counts == {"train": 8, **TRAINING_TAIL}
+    assert counts == {"train": 20, **TRAINING_TAIL}  # every training row of the tiny config
     counts = edit("metrics.py", "\nEDITED = True\n")  # pass@k: training, reference, gradient stats
     assert {"train", "reference_passk", "gradient_stats", "exact_curve"} <= set(counts)
     assert "task" not in counts
@@ -215,7 +215,8 @@ def test_a_job_refuses_code_other_than_the_version_it_was_planned_with(tiny_run,
     row = train_rows(load_config(TINY))[0]
     argv = [PYTHON, "-m", "rlvr", "train", "--spec", specs.to_json(row), "--task",
             str(tiny_run / "results" / "task.parquet"), "--run", str(tmp_path / "r.parquet"),
-            "--curve", str(tmp_path / "c.parquet"), "--passk", str(tmp_path / "k.parquet")]
+            "--curve", str(tmp_path / "c.parquet"), "--passk", str(tmp_path / "k.parquet"),
+            "--klgrad", str(tmp_path / "kl.parquet")]
     proc = run([*argv, "--code", "0123456789abcdef"], check=False)
     assert proc.returncode == 2 and "changed since it was planned" in proc.stderr
     assert not list(tmp_path.iterdir())
@@ -236,7 +237,7 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
     argv = {
         "task": ["--spec", json.dumps(cfg["task"]), "--out", str(tmp_path / "t.parquet")],
         "train": ["--spec", specs.to_json(train_rows(cfg)[0]), "--task", task, "--run", str(tmp_path / "r"),
-                  "--curve", str(tmp_path / "c"), "--passk", str(tmp_path / "k")],
+                  "--curve", str(tmp_path / "c"), "--passk", str(tmp_path / "k"), "--klgrad", str(tmp_path / "kl")],
         "gradstats": ["--spec", specs.to_json(gradstat_jobs(cfg)[0]), "--task", task, "--out", str(tmp_path / "g")],
         "aggregate": ["--out", str(tmp_path / "a"), "--in", str(results / "runs.parquet")],
         "tables": ["--reference", str(results / "reference_passk.parquet"), "--gradstats",
@@ -267,7 +268,8 @@ def test_the_readme_snippets_run_on_the_results(tiny_run, monkeypatch, capsys):
     # each dynamic-sampling run is its own group, apart from its plain comparison run
     dynamic = table.loc["dynamic"]
     assert sorted(dynamic.index.get_level_values("max_rounds")) == [0, 2]
-    assert table["count"].sum() == 12  # every run counted once
+    assert table["count"].sum() == pq.read_table(tiny_run / "results" / "runs.parquet").num_rows  # each run once
+    assert set(table["count"]) <= {1, 2}  # a group is one configuration's seeds (the tiny config has 1 or 2)
     exec(snippets[1], {})
     shown = capsys.readouterr().out
     assert "grad_mean" in shown and "level" in shown and "medium" in shown
