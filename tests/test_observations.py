@@ -276,3 +276,20 @@ def test_12_averaging_an_answers_tokens_lengthens_wrong_answers_and_shortens_cor
     for column in ("length_wrong", "length_correct"):  # token-mean: under a token either way
         d, _ = _paired(runs["token-mean"][column], base[column])
         assert abs(d) < 1, (column, d)
+
+
+def test_entropy_against_pass1_is_nearly_one_curve_for_every_estimator(default_results):
+    """README "Entropy against pass@1": demo 3's rows at offset 0, means over seeds, entropy read
+    off each row's curve at equal pass@1 (linear between evaluations)."""
+    c = default_results["curves"]
+    t = c[(c["experiment"] == "training") & (c["level"] == "all") & (c["reward_offset"] == 0)]
+    grid = [0.3, 0.4, 0.5, 0.6, 0.7]
+    at = {}
+    for key, g in t.groupby(["method", "lr"]):
+        mean = g.groupby("step")[["pass1", "entropy"]].mean()
+        assert mean["pass1"].is_monotonic_increasing  # so entropy is a function of pass@1 along the run
+        at[key] = np.interp(grid, mean["pass1"], mean["entropy"])
+    at = np.array(list(at.values()))  # [rows, points]
+    assert len(at) >= 10
+    assert (at.max(axis=0) - at.min(axis=0)).max() < 0.06  # at most 0.05 nats apart
+    assert at.mean(axis=0)[0] - at.mean(axis=0)[-1] > 1.0  # while it falls by 1.1 nats
