@@ -291,18 +291,19 @@ def train_rows(cfg):
     return rows
 
 
-# each demo: its table, its report figures with their report category, and the config section
+# each demo: its table, its report figures with their report category (numbered with two digits,
+# so that the report, which sorts them as text, lists them in order), and the config section
 # whose `enabled` turns it off (None: always on)
 DEMOS = (
-    ("demo1_reference", ("passk_by_level",), "1 reference model", None),
-    ("demo2_gradients", ("gradient_estimators", "bias_vs_p"), "2 gradient estimators", None),
-    ("demo3_training", ("learning_curves", "entropy_vs_pass1"), "3 training", None),
-    ("demo4_group_size", ("group_size",), "4 group size", None),
-    ("demo5_dynamic_sampling", ("dynamic_sampling",), "5 dynamic sampling", "dynamic_sampling"),
-    ("demo6_passk_after_training", ("passk_trained",), "6 pass@k after training", None),
-    ("demo7_lr_sweep", ("lr_sweep",), "7 learning-rate sweep", "lr_sweep"),
-    ("demo8_clipping", ("clipping",), "8 clipping and inner updates", "clipping"),
-    ("demo9_kl_penalty", ("kl_penalty",), "9 KL to the reference", "kl_penalty"),
+    ("demo1_reference", ("passk_by_level",), "01 reference model", None),
+    ("demo2_gradients", ("gradient_estimators", "bias_vs_p"), "02 gradient estimators", None),
+    ("demo3_training", ("learning_curves", "entropy_vs_pass1"), "03 training", None),
+    ("demo4_group_size", ("group_size",), "04 group size", None),
+    ("demo5_dynamic_sampling", ("dynamic_sampling",), "05 dynamic sampling", "dynamic_sampling"),
+    ("demo6_passk_after_training", ("passk_trained",), "06 pass@k after training", None),
+    ("demo7_lr_sweep", ("lr_sweep",), "07 learning-rate sweep", "lr_sweep"),
+    ("demo8_clipping", ("clipping",), "08 clipping and inner updates", "clipping"),
+    ("demo9_kl_penalty", ("kl_penalty",), "09 KL to the reference", "kl_penalty"),
     ("demo10_loss_aggregation", ("loss_aggregation",), "10 loss aggregation and lengths", "loss_aggregation"),
 )
 

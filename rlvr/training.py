@@ -82,7 +82,7 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         raise ValueError(f"unknown method {method!r}; known: {', '.join(ESTIMATORS)}")
     if not 1 <= prompts_per_step <= P:
         raise ValueError(f"prompts_per_step = {prompts_per_step} must be in 1..{P}")
-    objective = obj = objective or Objective()
+    obj = objective or Objective()
     obj.check()
     S, n = len(seeds), prompts_per_step
     rngs = [np.random.default_rng(seed) for seed in seeds]
@@ -107,18 +107,18 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         means, level_mean = level_means(per_prompt, level, n_levels)
         (overall, h, d, c, w, q), (by_level, h_level, d_level, c_level, w_level, q_level) = means, level_mean
         # E[L | correct] and E[L | wrong] of an answer to a uniform prompt: ratios of sums
-        # answers the clip zeroed over all (answer, update) pairs since the last record; 0 where
-        # nothing was updated (step 0, or a level none of whose prompts was drawn)
-        cell = np.concatenate([c for c, _ in updated] or [np.zeros(0, int)])
-        clipped = np.concatenate([c for _, c in updated] or [np.zeros(0)])
-        clipped_n = np.bincount(cell, clipped, S * n_levels).reshape(S, n_levels)
-        updates_n = np.bincount(cell, minlength=S * n_levels).reshape(S, n_levels) * (G * objective.epochs)
-        updated.clear()
-        clip = clipped_n.sum(1) / np.maximum(updates_n.sum(1), 1)
-        clip_level = clipped_n / np.maximum(updates_n, 1)
         with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where π(correct) is 0 or 1
             len_c, len_c_level = c / overall, c_level / by_level
             len_w, len_w_level = w / q, w_level / q_level
+        # answers the clip zeroed over all (answer, update) pairs since the last record; 0 where
+        # nothing was updated (step 0, or a level none of whose prompts was drawn)
+        cells = np.concatenate([cell for cell, _ in updated] or [np.zeros(0, int)])
+        clipped = np.concatenate([rows for _, rows in updated] or [np.zeros(0)])
+        clipped_n = np.bincount(cells, clipped, S * n_levels).reshape(S, n_levels)
+        updates_n = np.bincount(cells, minlength=S * n_levels).reshape(S, n_levels) * (G * obj.epochs)
+        updated.clear()
+        clip = clipped_n.sum(1) / np.maximum(updates_n.sum(1), 1)
+        clip_level = clipped_n / np.maximum(updates_n, 1)
         return [Record(step, float(overall[s]), float(mean_reward[s]), float(zero_frac[s]), by_level[s],
                        int(answers_so_far[s]), float(h[s]), h_level[s], float(d[s]), d_level[s],
                        float(clip[s]), clip_level[s], float(len_c[s]), len_c_level[s],
