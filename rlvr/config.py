@@ -26,9 +26,9 @@ DEFAULT_CONFIG = REPO / "config" / "config.yaml"
 TASK_FILE = "task.parquet"
 EXACT_FILE = "exact_bias.parquet"
 # the training experiments whose rows come from a `rows:` list (grids allowed)
-ROW_EXPERIMENTS = ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation")
+ROW_EXPERIMENTS = ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation", "shared_policy")
 # the keys of a row, in the order a grid expands them: the estimator, its step, then the objective
-ROW_FIELDS = ("method", "lr", "reward_offset", *TrainRow.OBJECTIVE)
+ROW_FIELDS = ("method", "lr", "reward_offset", "shared_lr", *TrainRow.OBJECTIVE)
 
 
 class ConfigError(ValueError):
@@ -147,8 +147,10 @@ def validate_config(config):
             check_method(keys["method"], row["method"])
             check_finite(keys["lr"], row["lr"])
             check_finite(keys["reward_offset"], row["reward_offset"])
-            for field in ("clip_low", "clip_high", "kl_beta"):
+            for field in ("clip_low", "clip_high", "kl_beta", "shared_lr"):
                 check_finite(keys[field], row[field])
+            need(not (row["shared_lr"] and row["epochs"] != 1), keys["epochs"],
+                 f"{row['epochs']}: a row with shared_lr > 0 takes one update per batch (epochs 1)")
             ident = tuple(row[field] for field in ROW_FIELDS)
             need(ident not in seen, keys["row"], f"duplicates {seen.get(ident)} {row}")
             seen.setdefault(ident, keys["row"])
@@ -272,6 +274,7 @@ def train_rows(cfg):
         out = {f: float(r[f]) for f in ("clip_low", "clip_high", "kl_beta")}
         out["clip_c"] = 0.0 if r["clip_c"] is None else float(r["clip_c"])
         out.update({f: r[f] for f in ("epochs", "kl_estimator", "kl_placement", "loss_agg")})
+        out["shared_lr"] = float(r["shared_lr"])
         return out
 
     rows = []
@@ -305,6 +308,7 @@ DEMOS = (
     ("demo8_clipping", ("clipping",), "08 clipping and inner updates", "clipping"),
     ("demo9_kl_penalty", ("kl_penalty",), "09 KL to the reference", "kl_penalty"),
     ("demo10_loss_aggregation", ("loss_aggregation",), "10 loss aggregation and lengths", "loss_aggregation"),
+    ("demo11_shared_policy", ("shared_policy",), "11 shared weights: RL narrows pass@k", "shared_policy"),
 )
 
 

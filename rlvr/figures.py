@@ -520,6 +520,38 @@ def loss_aggregation(curves):
     return fig
 
 
+def shared_policy(ref, passk):
+    sp, note = _focus(passk[passk["experiment"] == "shared_policy"], ("method", "shared_lr"))
+    shared = sorted(sp["shared_lr"].unique())
+    rows = [("all", "pass@k − reference's,\nall prompts", True)]
+    if (sp["level"] == "minority").any():
+        rows.append(("minority", "pass@k, prompts that need\nthe minority strategy", False))
+    fig, axes = _subplots(len(rows), max(len(shared), 1), height=1.9 * len(rows) + 0.9, sharex=True, sharey="row")
+    for j, lr_shared in enumerate(shared):
+        for i, (level, ylabel, difference) in enumerate(rows):
+            ax = axes[i, j]
+            r = ref[ref["level"] == level].set_index("k")["pass_at_k"]
+            if difference:
+                ax.axhline(0, **style.REFERENCE, lw=1, label="reference (step 0)")
+            else:
+                ax.plot(r.index, r.to_numpy(), **style.REFERENCE, lw=1)
+            here = sp[(sp["shared_lr"] == lr_shared) & (sp["level"] == level)]
+            for method, g in here.groupby("method", sort=False):
+                g = g.assign(pass_at_k=g["pass_at_k"] - g["k"].map(r)) if difference else g
+                s = _over_seeds(g, "k", "pass_at_k")
+                _line(ax, s.index, s, method, marker="o", ms=2, label=style.label(method))
+            _log_ticks(ax, sp["k"])
+            if j == 0:
+                ax.set_ylabel(ylabel)
+        axes[0, j].set_title("tabular (shared lr 0)" if lr_shared == 0 else f"shared lr {lr_shared:g}")
+        axes[-1, j].set_xlabel("k")
+    fig.suptitle("Exact pass@k after training, with weights shared per answer strategy type "
+                 f"(mean over seeds, 95% band{note})", fontsize="medium")
+    handles = axes[0, 0].get_legend_handles_labels()[0]
+    _legend_below(fig, handles, ncol=min(len(handles), 6))
+    return fig
+
+
 def entropy_vs_pass1(curves):
     tr = curves[(curves["experiment"] == "training") & (curves["level"] == "all")]
     if (tr["reward_offset"] == 0).any():  # without a reward offset: the offset is another question (demo 3)
@@ -566,6 +598,7 @@ FIGURES = {
     "passk_trained": (lambda f: passk_trained(f["reference"], f["passk"]), ("reference", "passk")),
     "dynamic_sampling": (lambda f: dynamic_sampling(f["curves"]), ("curves",)),
     "lr_sweep": (lambda f: lr_sweep(f["runs"]), ("runs",)),
+    "shared_policy": (lambda f: shared_policy(f["reference"], f["passk"]), ("reference", "passk")),
     "clipping": (lambda f: clipping(f["curves"]), ("curves",)),
     "kl_penalty": (lambda f: kl_penalty(f["curves"]), ("curves",)),
     "loss_aggregation": (lambda f: loss_aggregation(f["curves"]), ("curves",)),

@@ -55,9 +55,22 @@ def gradient_stats(logits_row, method, G, n_reps, rng, offset=0.0, chunk=1 << 16
 
 
 def level_groups(task):
-    """[(level id, mask [P])] for each level, then ("all", every prompt)."""
+    """[(level id, mask [P])] for each level, then ("all", every prompt), then ("minority", the
+    prompts whose correct answer needs the minority strategy) if the task has any."""
     groups = [(LEVEL_KEYS[k], task["level"] == k) for k in range(task["n_levels"])]
-    return groups + [("all", np.ones(task["P"], bool))]
+    groups.append(("all", np.ones(task["P"], bool)))
+    minority = np.asarray(task.get("minority", np.zeros(task["P"], bool)), bool)
+    return groups + ([("minority", minority)] if minority.any() else [])
+
+
+def crossover_k(logits, task, k_max=256):
+    """The smallest k <= k_max at which the policy's exact pass@k over all prompts falls below the
+    reference policy's (task["logits"]), or 0 if it never does: logits [P, M] -> int."""
+    k = np.arange(1, k_max + 1)
+    def curve(p):  # [K]: mean over prompts of 1 - (1 - p)^k
+        return (1 - (1 - p[:, None]) ** k[None]).mean(axis=0)
+    below = np.flatnonzero(curve(softmax(logits)[:, 0]) < curve(softmax(task["logits"])[:, 0]))
+    return int(k[below[0]]) if len(below) else 0
 
 
 def passk_columns(logits, task, ks):

@@ -55,6 +55,16 @@ LABELS = {
         "demo7_lr": "lr",
         "demo7_best": "best lr",
         "other": "other settings",
+        "demo11": "Demo 11: shared weights per answer strategy; RL narrows pass@k (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "demo11_head": ["policy", "shared lr", "pass@{lo}", "pass@{hi}", "minority: pass@{lo}", "minority: pass@{hi}",
+                        "below the reference from k"],
+        "demo11_none": "never",
+        "demo11_some": "{k:.0f} ({n} of {N} seeds)",
+        "demo11_note": ["logits = the prompt's own logits + a weight per answer type shared by every prompt (shared lr 0: the",
+                        "tabular policy). {m} of the {P} prompts need the minority strategy for their correct answer; every",
+                        "other prompt's correct answer is of the majority type, and wrong answers are of either. 'below the",
+                        "reference from k': the smallest k <= 256 at which the trained policy's exact pass@k over all",
+                        "prompts is below the reference's (mean over the seeds where it happens)."],
         "demo8": "Demo 8: PPO's clipped ratio over μ updates per batch ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
         "demo8_head": ["μ", "ε_low / ε_high", "final pass@1", "Δ vs μ = 1", "entropy (nats)", "Δ vs μ = 1",
                        "clipped"],
@@ -119,6 +129,15 @@ LABELS = {
         "demo7_lr": "学习率",
         "demo7_best": "最佳学习率",
         "other": "其他设置",
+        "demo11": "演示 11：按回答策略类型共享的权重；RL 使 pass@k 变窄（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "demo11_head": ["策略", "共享学习率", "pass@{lo}", "pass@{hi}", "少数题：pass@{lo}", "少数题：pass@{hi}",
+                        "从哪个 k 起低于参考模型"],
+        "demo11_none": "从不",
+        "demo11_some": "{k:.0f}（{N} 个种子中 {n} 个）",
+        "demo11_note": ["logits = 每道题自己的 logits + 按回答类型、所有题共享的权重（共享学习率 0：表格策略）。",
+                        "{P} 道题中有 {m} 道的正确回答需要少数策略；其余题的正确回答属于多数类型，错误回答两种都有。",
+                        "“从哪个 k 起低于参考模型”：训练后策略在全部题目上的精确 pass@k 低于参考模型的最小 k（k <= 256，",
+                        "对出现这种情况的种子取平均）。"],
         "demo8": "演示 8：每批 μ 次更新与 PPO 的比率裁剪（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
         "demo8_head": ["μ", "ε_low / ε_high", "训练后 pass@1", "与 μ = 1 之差", "熵（nats）", "与 μ = 1 之差", "被裁剪"],
         "demo8_note": ["差值按种子配对（同一种子抽到相同的第一批）。被裁剪：梯度被裁剪置零的（回答, 更新）对所占比例，",
@@ -560,10 +579,46 @@ def mean_weight(task, loss_agg):
     return float(lengths.mean() * (1 / lengths).mean()) if loss_agg == "seq-mean-token-mean" else 1.0
 
 
-DEMOS = (demo1, demo2, demo3, demo4, demo5, demo6, demo7, demo8, demo9, demo10)
+def demo11(frames, L):
+    runs, passk, ref = frames["runs"], frames.get("passk"), frames["reference"]
+    if passk is None or "shared_lr" not in runs or not (runs["experiment"] == "shared_policy").any():
+        return None
+    sp = runs[runs["experiment"] == "shared_policy"]
+    top = passk[passk["experiment"] == "shared_policy"]
+    ks = (int(top["k"].min()), int(top["k"].max()))  # pass@k at the smallest and largest k asked for
+    has_minority = (top["level"] == "minority").any()
+
+    def at(frame, level, k):
+        return _select(frame, level=level, k=k)["pass_at_k"]
+
+    blank = ["", ""] if not has_minority else None
+    rows = [[L["reference"], ""] + [f"{at(ref, 'all', k).iloc[0]:.3f}" for k in ks]
+            + (blank or [f"{at(ref, 'minority', k).iloc[0]:.3f}" for k in ks]) + ["", ""]]
+    n = []
+    for cfg, g, other in _configs(sp, ("method", "shared_lr")):
+        pk = _select(top, **{c: cfg[c] for c in cfg})
+        crossed = g["crossover_k"][g["crossover_k"] > 0]
+        if not len(crossed):
+            cross = L["demo11_none"]
+        elif len(crossed) == len(g):
+            cross = _pm(crossed, 0)
+        else:
+            cross = L["demo11_some"].format(k=crossed.mean(), n=len(crossed), N=len(g))
+        rows.append([_method(L, cfg["method"]), f"{cfg['shared_lr']:g}"] + [_pm(at(pk, "all", k)) for k in ks]
+                    + (blank or [_pm(at(pk, "minority", k)) for k in ks]) + [cross, other])
+        n.append(g["seed"].nunique())
+    head = [h.format(lo=ks[0], hi=ks[1]) for h in L["demo11_head"]]
+    head, rows = _with_others(head, rows, L["other"])
+    all_ref = _select(ref, level="all", k=ks[0])["n_prompts"].iloc[0]
+    minority = _select(ref, level="minority", k=ks[0])["n_prompts"] if has_minority else []
+    note = [line.format(m=int(minority.iloc[0]) if len(minority) else 0, P=int(all_ref)) for line in L["demo11_note"]]
+    return ("demo11_shared_policy", _title(L, "demo11", sp.iloc[0], min(n)), [("", head, rows)], note)
+
+
+DEMOS = (demo1, demo2, demo3, demo4, demo5, demo6, demo7, demo8, demo9, demo10, demo11)
 DEMO_NAMES = ("demo1_reference", "demo2_gradients", "demo3_training", "demo4_group_size",
               "demo5_dynamic_sampling", "demo6_passk_after_training", "demo7_lr_sweep", "demo8_clipping",
-              "demo9_kl_penalty", "demo10_loss_aggregation")
+              "demo9_kl_penalty", "demo10_loss_aggregation", "demo11_shared_policy")
 
 
 def demo_tables(frames, lang="en"):

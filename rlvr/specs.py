@@ -34,13 +34,14 @@ class TrainRow:
     kl_estimator: str = "k3"
     kl_placement: str = "loss"
     loss_agg: str = "seq-mean-token-sum-norm"
+    shared_lr: float = 0.0  # the shared weights' step per answer type (0: the tabular policy)
 
     # the columns that identify the row in each of its Parquet tables (runs, curves, passk_trained);
     # with steps they also name its files: seeds and the shared settings do not, so adding a seed
     # reruns this row's job under the same path
     COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds",
                "epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
-               "loss_agg")
+               "loss_agg", "shared_lr")
     OBJECTIVE = ("epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
                  "loss_agg")
 
@@ -59,6 +60,7 @@ class TrainRow:
         changed = "".join(f"_{name}{value if isinstance(value, str) else repr(value)}"
                           for name, value in zip(self.OBJECTIVE, self.objective)
                           if value != getattr(Objective(), name))
+        changed += f"_shared{self.shared_lr!r}" if self.shared_lr else ""
         return (f"runs/{self.experiment}/{self.method}/lr{self.lr!r}_off{self.reward_offset!r}"
                 f"_G{self.G}_n{self.prompts_per_step}_s{self.steps}_dyn{self.max_rounds}{changed}")
 

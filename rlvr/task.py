@@ -5,6 +5,13 @@ probability of the correct answer: the logit-odds of answer 0 on a prompt of lev
 is Normal(level_logodds[k], logodds_spread). Wrong answers get Normal(0, 1) logits.
 Each (prompt, answer) also has a length in tokens, uniform on [min, max] and independent of
 everything else; it matters only to the loss aggregation modes that weight answers by it.
+
+And each answer has a strategy type, 0 (the majority's) or 1 (a minority's), which matters only
+to a policy with shared weights per type (training's shared_lr > 0): answer 0 of a "minority
+prompt" is of type 1 (its one correct way needs the minority strategy), of any other prompt of
+type 0; a wrong answer is of type 1 with probability `wrong_share`. The minority prompts are a
+share of the prompts of the given levels (by default half the very hard ones): what RL on the
+majority's prompts can take away from, through the shared weights.
 """
 
 import numpy as np
@@ -20,15 +27,17 @@ LEVEL_NAMES_EN = ("very hard", "hard", "medium", "easy")
 # log-odds of the correct answer per level: p ≈ 0.012, 0.05, 0.25, 0.65
 DEFAULT_LEVEL_LOGODDS = (-4.5, -3.0, -1.1, 0.6)
 DEFAULT_ANSWER_LENGTH = (100, 1000)  # tokens: (min, max), both included
+DEFAULT_MINORITY = {"levels": ("very_hard",), "share": 0.5, "wrong_share": 0.5}
 
 
 def make_task(P=200, M=16, seed=0, level_logodds=DEFAULT_LEVEL_LOGODDS, logodds_spread=0.3,
-              answer_length=DEFAULT_ANSWER_LENGTH):
+              answer_length=DEFAULT_ANSWER_LENGTH, minority=DEFAULT_MINORITY):
     """Return {"P", "M", "level": [P] int (0 = very hard), "logits": [P, M] float,
-    "length": [P, M] int (tokens of each answer)}.
+    "length": [P, M] int (tokens of each answer), "type": [P, M] int (0 majority, 1 minority
+    strategy), "minority": [P] bool (the correct answer needs the minority strategy)}.
 
-    Levels come in P / n_levels contiguous blocks, hardest first. The lengths are drawn after
-    the logits, from the same generator, so they leave the logits as they were without them.
+    Levels come in P / n_levels contiguous blocks, hardest first. The lengths, then the types,
+    are drawn after the logits, from the same generator, so they leave the logits as they were.
     """
     n_levels = len(level_logodds)
     if P % n_levels:
@@ -46,7 +55,12 @@ def make_task(P=200, M=16, seed=0, level_logodds=DEFAULT_LEVEL_LOGODDS, logodds_
     lse_wrong = np.logaddexp.reduce(wrong, axis=1)  # [P]
     logits = np.concatenate([(logodds + lse_wrong)[:, None], wrong], axis=1)  # [P, M]
     length = rng.integers(lo, hi + 1, size=(P, M))  # [P, M]
-    return {"P": P, "M": M, "level": level, "logits": logits, "n_levels": n_levels, "length": length}
+    in_levels = np.isin(level, [LEVEL_KEYS.index(name) for name in minority["levels"]])  # [P]
+    is_minority = in_levels & (rng.random(P) < minority["share"])  # [P]
+    types = (rng.random((P, M)) < minority["wrong_share"]).astype(np.int64)  # [P, M]
+    types[:, 0] = is_minority
+    return {"P": P, "M": M, "level": level, "logits": logits, "n_levels": n_levels, "length": length,
+            "type": types, "minority": is_minority}
 
 
 def task_columns(task_cfg):
@@ -55,15 +69,17 @@ def task_columns(task_cfg):
     task = make_task(P=task_cfg["P"], M=task_cfg["M"], seed=task_cfg["seed"],
                      level_logodds=task_cfg["level_logodds"],
                      logodds_spread=task_cfg["logodds_spread"],
-                     answer_length=task_cfg["answer_length"])
+                     answer_length=task_cfg["answer_length"], minority=task_cfg["minority"])
     cols = {
         "prompt": np.arange(task["P"]),
         "level": task["level"],
         "level_name": [LEVEL_KEYS[k] for k in task["level"]],
         "p_correct": softmax(task["logits"])[:, 0],
+        "minority": task["minority"],
     }
     cols.update({f"logit_{j}": task["logits"][:, j] for j in range(task["M"])})
     cols.update({f"length_{j}": task["length"][:, j] for j in range(task["M"])})
+    cols.update({f"type_{j}": task["type"][:, j] for j in range(task["M"])})
     return cols
 
 
@@ -72,11 +88,12 @@ def task_from_columns(cols):
     M = sum(name.startswith("logit_") for name in cols)
     logits = np.stack([np.asarray(cols[f"logit_{j}"], float) for j in range(M)], axis=1)
     length = np.stack([np.asarray(cols[f"length_{j}"], np.int64) for j in range(M)], axis=1)
+    types = np.stack([np.asarray(cols[f"type_{j}"], np.int64) for j in range(M)], axis=1)
     level = np.asarray(cols["level"], dtype=np.int64)
     return {"P": len(level), "M": M, "level": level, "logits": logits, "n_levels": len(LEVEL_KEYS),
-            "length": length}
+            "length": length, "type": types, "minority": np.asarray(cols["minority"], bool)}
 
 
 def read_task(path):
     """The task mapping from its Parquet file (task_columns' output); InputError naming the file."""
-    return task_from_columns(io.read_table(path, required=("level", "logit_0", "logit_1", "length_0")))
+    return task_from_columns(io.read_table(path, required=("level", "logit_0", "logit_1", "length_0", "type_0", "minority")))

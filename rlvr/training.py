@@ -14,7 +14,7 @@ import numpy as np
 
 from .estimators import ESTIMATORS, advantages
 from .exact import kl_gradient_columns
-from .metrics import passk_columns
+from .metrics import crossover_k, passk_columns
 from .objective import Objective, aggregation_weights, kl_estimate, policy_updates
 from .policy import inverse_cdf, log_softmax, softmax
 from .task import LEVEL_KEYS
@@ -61,7 +61,7 @@ def softmax_entropy_kl(logits, ref_logp):
 
 
 def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offset=0.0,
-                value_lr=0.2, eval_every=1, max_rounds=0, objective=None):
+                value_lr=0.2, eval_every=1, max_rounds=0, objective=None, shared_lr=0.0):
     """Train from the reference logits once per seed; return one dict per seed with "history"
     ([Record]), "zero_frac", "zero_frac_pred", "answers", "kept_frac" and the final "logits" [P, M].
 
@@ -71,6 +71,12 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     ratio π/π_old, the KL term and the loss aggregation (rlvr/objective.py). `learned` keeps a
     value V per prompt (start 0) that moves value_lr of the way toward each observed group-mean
     reward.
+
+    shared_lr > 0 adds shared weights w: [S, T] per answer type (task["type"]: [P, M]) to every
+    prompt's logits, logits = z + w[type], so that an update on one prompt moves every prompt's
+    answers of the same types; w moves by shared_lr times the exact sum over the batch of each
+    prompt's score-function gradient on the answers of that type. shared_lr = 0 is the tabular
+    policy, bit for bit. (One update per batch: epochs must be 1.)
 
     max_rounds > 0 turns on dynamic sampling (DAPO; verl filter_groups): groups whose rewards
     are all equal are dropped and further rounds draw other prompts until prompts_per_step
@@ -84,6 +90,10 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         raise ValueError(f"prompts_per_step = {prompts_per_step} must be in 1..{P}")
     obj = objective or Objective()
     obj.check()
+    if not shared_lr >= 0:
+        raise ValueError(f"shared_lr = {shared_lr!r} must be >= 0")
+    if shared_lr and obj.epochs != 1:
+        raise ValueError(f"shared_lr = {shared_lr:g} takes one update per batch (epochs = 1), not {obj.epochs}")
     S, n = len(seeds), prompts_per_step
     rngs = [np.random.default_rng(seed) for seed in seeds]
     logits = np.repeat(np.asarray(task["logits"], float)[None], S, axis=0)  # [S, P, M]
@@ -101,6 +111,9 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     unit = length.mean()  # every aggregation mode weighs an answer of the mean length alike
     wrong_tokens = (pi_all[..., 1:] * length[:, 1:]).sum(axis=-1)  # [S, P]: Σ_{a≥1} π_a L_a
     updated = []  # (seed and level of each row, its answers the clip zeroed) of each step since the last record
+    if shared_lr:
+        types = np.asarray(task["type"], np.int64)  # [P, M]
+        n_types = int(types.max()) + 1
 
     def record(step, mean_reward, zero_frac, answers_so_far):
         per_prompt = np.stack([p0, H, kl_ref, p0 * length[:, 0], wrong_tokens, 1 - p0])  # [6, S, P]
@@ -206,11 +219,21 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                     f"the logits of {method} at lr {lr:g} with {obj} left the floating-point range; "
                     "lower lr or kl_beta")
             updated.append((seed_of * n_levels + level[prompt_of], clipped))  # [R]: (seed, level) cells
-            logits[seed_of, prompt_of] = z
-            pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
-                z, ref_logp[prompt_of])
-            p0[seed_of, prompt_of] = pi_new[:, 0]
-            wrong_tokens[seed_of, prompt_of] = (pi_new[:, 1:] * length[prompt_of, 1:]).sum(axis=-1)
+            if not shared_lr:  # only the batch's prompts moved
+                logits[seed_of, prompt_of] = z
+                pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
+                    z, ref_logp[prompt_of])
+                p0[seed_of, prompt_of] = pi_new[:, 0]
+                wrong_tokens[seed_of, prompt_of] = (pi_new[:, 1:] * length[prompt_of, 1:]).sum(axis=-1)
+            else:  # the shared weights move every prompt: ∂/∂w_k = Σ_rows Σ_{a: type k} g[row, a]
+                g = (z - logits[seed_of, prompt_of]) / lr  # [R, M]: each row's gradient
+                cell = seed_of[:, None] * n_types + types[prompt_of]  # [R, M]: (seed, type) of each answer
+                grad_w = np.bincount(cell.ravel(), g.ravel(), S * n_types).reshape(S, n_types)  # [S, T]
+                logits[seed_of, prompt_of] = z
+                logits += (shared_lr * grad_w)[np.arange(S)[:, None, None], types[None]]  # [S, P, M]
+                pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)
+                p0 = pi_all[..., 0]
+                wrong_tokens = (pi_all[..., 1:] * length[:, 1:]).sum(axis=-1)
         if step % eval_every == 0 or step == steps:
             if not max_rounds:
                 mean_reward = r.reshape(S, n * G).mean(axis=1)  # [S]
@@ -245,7 +268,7 @@ def row_columns(task, row):
     gradient points on each trained policy), as columns, seed after seed."""
     outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
                        reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
-                       max_rounds=row.max_rounds, objective=row.objective)
+                       max_rounds=row.max_rounds, objective=row.objective, shared_lr=row.shared_lr)
     ident = {name: getattr(row, name) for name in row.COLUMNS}
     names = list(LEVEL_KEYS) + ["all"]
     tables = ([], [], [], [])
@@ -256,7 +279,8 @@ def row_columns(task, row):
         for k, name in enumerate(LEVEL_KEYS):
             summary[f"final_pass1_{name}"] = [float(final.pass1_by_level[k])]
         summary.update({"zero_signal_frac": [out["zero_frac"]], "zero_signal_pred_frac": [out["zero_frac_pred"]],
-                        "answers": [out["answers"]], "kept_frac": [out["kept_frac"]]})
+                        "answers": [out["answers"]], "kept_frac": [out["kept_frac"]],
+                        "crossover_k": [crossover_k(out["logits"], task)]})
 
         steps = np.array([rec.step for rec in out["history"]])  # [T]
         pass1 = np.array([list(rec.pass1_by_level) + [rec.pass1] for rec in out["history"]])  # [T, 5]
@@ -272,9 +296,10 @@ def row_columns(task, row):
                       "answers": np.repeat(answers, len(names)), "level": names * len(steps),
                       "pass1": pass1.ravel(), "entropy": entropy.ravel(), "kl_ref": kl_ref.ravel(),
                       "clip_frac": clip.ravel(), "length_correct": len_c.ravel(), "length_wrong": len_w.ravel()})
-        passk = {k: [v] * (len(names) * len(row.k)) for k, v in ident.items()}
-        passk["seed"] = [seed] * (len(names) * len(row.k))
-        passk.update(passk_columns(out["logits"], task, row.k))
+        exact = passk_columns(out["logits"], task, row.k)
+        passk = {k: [v] * len(exact["k"]) for k, v in ident.items()}
+        passk["seed"] = [seed] * len(exact["k"])
+        passk.update(exact)
         klgrad = kl_gradient_columns(out["logits"], task["logits"])
         klgrad = {**{k: [v] * len(klgrad["estimator"]) for k, v in ident.items()},
                   "seed": [seed] * len(klgrad["estimator"]), **klgrad}

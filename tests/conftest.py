@@ -38,3 +38,19 @@ def tiny_run(tmp_path_factory):
     out = snakemake(workdir, "-c2")
     (workdir / "logs" / "terminal.txt").write_text(out.stderr)  # what the user saw
     return workdir
+
+
+def same_table(a, b):
+    """Two pyarrow tables with the same schema and the same bits in every column (NaN where the
+    other has NaN: pyarrow's own equals calls NaN unequal to itself)."""
+    import numpy as np
+
+    if a.schema != b.schema or a.num_rows != b.num_rows:
+        return False
+    for x, y in zip(a.columns, b.columns):
+        x, y = x.to_numpy(zero_copy_only=False), y.to_numpy(zero_copy_only=False)
+        if x.dtype.kind == "f":
+            x, y = x.view(np.uint8), y.view(np.uint8)  # bit for bit
+        if not np.array_equal(x, y):
+            return False
+    return True

@@ -47,11 +47,17 @@ def configs(draw):
                          "kl_placement": draw(some(["loss", "reward"])),
                          "loss_agg": draw(some(["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"]))}]}
         for name in ("clipping", "kl_penalty", "loss_aggregation")}
+    objective["shared_policy"] = {**train, "enabled": draw(st.booleans()),  # shared weights: one update a batch
+                                  "rows": [{"method": methods, "lr": draw(st.sampled_from([0.5, 4.0])),
+                                            "shared_lr": draw(some([0.0, 0.05, 1.0], 2))}]}
     logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]), min_size=4, max_size=4)))
     return {
         "lang": draw(st.sampled_from(["en", "zh"])),
         "task": {"P": 8, "M": draw(st.integers(2, 5)), "seed": draw(st.integers(0, 3)), "level_logodds": logodds,
-                 "answer_length": draw(st.sampled_from([[1, 1], [100, 1000], [7, 9]]))},
+                 "answer_length": draw(st.sampled_from([[1, 1], [100, 1000], [7, 9]])),
+                 "minority": {"levels": draw(st.lists(st.sampled_from(list(LEVELS)), max_size=2, unique=True)),
+                              "share": draw(st.sampled_from([0.0, 0.5, 1.0])),
+                              "wrong_share": draw(st.sampled_from([0.0, 0.5, 1.0]))}},
         "reference": {"k": draw(some([1, 2, 4, 8, 64], 3)), "n_samples": 64},
         "gradient_stats": {
             "G": G, "n_reps": 20, "seed": 0,
@@ -84,7 +90,8 @@ def test_every_accepted_config_computes_tables_and_draws(raw, tmp_path_factory):
         tables = compute_all(cfg)
     except FloatingPointError as err:  # a KL penalty's k2/k3 is unbounded: a large β·lr may diverge
         penalised = any(row["kl_beta"] and (row["kl_estimator"] != "k1" or row["kl_placement"] == "reward")
-                        for name in ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation")
+                        for name in ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation",
+                                     "shared_policy")
                         for row, _ in expand_rows(cfg[name]["rows"], name))
         assert penalised and "training diverged at step" in str(err) and "lower lr or kl_beta" in str(err)
         return

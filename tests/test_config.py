@@ -66,6 +66,11 @@ BAD = [
      "training.rows[0].kl_placement[1]", "'loss', 'reward'"),
     ({"training": {"rows": [dict(ROW, loss_agg="token-sum")]}}, "training.rows[0].loss_agg", "'token-mean'"),
     ({"training": {"rows": [ROW, dict(ROW, epochs=1)]}}, "training.rows[1]", "duplicates training.rows[0]"),
+    ({"training": {"rows": [dict(ROW, shared_lr=0.1, epochs=2)]}}, "training.rows[0].epochs",
+     "a row with shared_lr > 0 takes one update per batch"),
+    ({"training": {"rows": [dict(ROW, shared_lr=-0.1)]}}, "training.rows[0].shared_lr", "minimum"),
+    ({"task": {"minority": {"levels": ["impossible"]}}}, "task.minority.levels[0]", "very_hard"),
+    ({"task": {"minority": {"share": 1.5}}}, "task.minority.share", "maximum"),
 ]
 
 
@@ -81,20 +86,23 @@ def test_bad_config_names_the_key(cfg, key, phrase):
 def test_empty_config_gets_the_lecture_defaults():
     cfg = validate_config({})
     assert cfg["task"] == {"P": 200, "M": 16, "seed": 0, "level_logodds": [-4.5, -3.0, -1.1, 0.6],
-                           "logodds_spread": 0.3, "answer_length": [100, 1000]}
+                           "logodds_spread": 0.3, "answer_length": [100, 1000],
+                           "minority": {"levels": ["very_hard"], "share": 0.5, "wrong_share": 0.5}}
     assert len(cfg["training"]["rows"]) == 16 and cfg["group_size"]["G"] == [2, 4, 8, 16, 32]
     # training rows, the lr sweep's 4 methods x 9 lrs, clipping 3 x 3, KL 1 + 3 x 3 x 2, aggregation
-    # 2 x 3, 5 group sizes, dynamic and plain: the lecture's 5 seeds, except where an ordering
-    # needed more (group sizes 40, dynamic, clipping and aggregation 20)
+    # 2 x 3, shared weights 5 x 3, 5 group sizes, dynamic and plain: the lecture's 5 seeds, except
+    # where an ordering needed more (group sizes 40, dynamic, clipping and aggregation 20, shared 10)
     rows = train_rows(cfg)
-    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 5 + 2
+    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 5 * 3 + 5 + 2
     seeds = {row.experiment: row.seeds for row in rows}
     assert seeds == {"training": (0, 1, 2, 3, 4), "lr_sweep": (0, 1, 2, 3, 4), "clipping": tuple(range(20)),
                      "kl_penalty": (0, 1, 2, 3, 4), "loss_aggregation": tuple(range(20)),
+                     "shared_policy": tuple(range(10)),
                      "group_size": tuple(range(40)), "dynamic": tuple(range(20))}
     assert len({row.path for row in rows}) == len(rows)
     # the lecture's rows keep their paths: only an objective other than the default names itself
-    assert all(row.path.endswith(f"_dyn{row.max_rounds}") for row in rows if row.objective == Objective())
+    assert all(row.path.endswith(f"_dyn{row.max_rounds}") for row in rows
+               if row.objective == Objective() and not row.shared_lr)
     # 4 methods x 2 offsets on medium, grpo on the 3 other levels (medium is shared),
     # 6 further estimators x 2 offsets on medium
     assert len(gradstat_cases(cfg)) == 4 * 2 + 3 + 6 * 2

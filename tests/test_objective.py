@@ -250,7 +250,7 @@ def test_a_diverging_run_stops_with_an_error_that_says_where_and_what_to_lower(t
     from rlvr import io
 
     cfg = {"P": 8, "M": 5, "seed": 2, "level_logodds": [-30, -30, -4.5, -4.5], "logodds_spread": 0.3,
-           "answer_length": [100, 1000]}
+           "answer_length": [100, 1000], "minority": {"levels": ["very_hard"], "share": 0.5, "wrong_share": 0.5}}
     io.write_table(tmp_path / "task.parquet", task_columns(cfg))
     row = TrainRow("training", "none", 50.0, 0.0, 4, 4, 5, 0, (0, 1), 0.2, 5, (1,), **obj._asdict())
     outs = [str(tmp_path / f"{name}.parquet") for name in ("run", "curve", "passk", "klgrad")]

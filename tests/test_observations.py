@@ -293,3 +293,60 @@ def test_entropy_against_pass1_is_nearly_one_curve_for_every_estimator(default_r
     assert len(at) >= 10
     assert (at.max(axis=0) - at.min(axis=0)).max() < 0.06  # at most 0.05 nats apart
     assert at.mean(axis=0)[0] - at.mean(axis=0)[-1] > 1.0  # while it falls by 1.1 nats
+
+
+# --- demo 11: shared weights, RL narrows pass@k (README "Shared weights") ---------------------
+
+
+def _shared(res, method, shared_lr, level, k):
+    p = res["passk"]
+    sub = p[(p["experiment"] == "shared_policy") & (p["method"] == method) & (p["shared_lr"] == shared_lr)
+            & (p["level"] == level) & (p["k"] == k)]
+    assert len(sub) == 10
+    return sub.set_index("seed")["pass_at_k"]
+
+
+def _ref(res, level, k):
+    r = res["reference"]
+    return float(r[(r["level"] == level) & (r["k"] == k)]["pass_at_k"].iloc[0])
+
+
+def _mean_se(x):
+    return x.mean(), x.std(ddof=1) / np.sqrt(len(x))
+
+
+@pytest.mark.parametrize("shared_lr", [0.01, 0.05])
+@pytest.mark.parametrize("method", ["none", "rloo", "grpo", "dr_grpo"])
+def test_13_shared_weights_raise_pass1_and_lower_pass256_below_the_reference(default_results, method, shared_lr):
+    m, se = _mean_se(_shared(default_results, method, shared_lr, "all", 1))
+    assert m - _ref(default_results, "all", 1) > 3 * se
+    m, se = _mean_se(_shared(default_results, method, shared_lr, "all", 256))
+    assert _ref(default_results, "all", 256) - m > 3 * se, (m, se)
+    m, _ = _mean_se(_shared(default_results, method, shared_lr, "minority", 256))
+    assert m < _ref(default_results, "minority", 256) - 0.2  # the minority prompts pay
+    runs = default_results["runs"]
+    cross = runs[(runs["experiment"] == "shared_policy") & (runs["method"] == method)
+                 & (runs["shared_lr"] == shared_lr)]["crossover_k"]
+    assert (cross > 0).all() and cross.max() <= 256
+
+
+def test_13_the_tabular_policy_never_falls_below_the_reference(default_results):
+    runs = default_results["runs"]
+    tabular = runs[(runs["experiment"] == "shared_policy") & (runs["shared_lr"] == 0)]
+    assert len(tabular) == 50 and (tabular["crossover_k"] == 0).all()  # every run, every k <= 256
+
+
+def test_13_pkpo_narrows_least(default_results):
+    pkpo, grpo = (_shared(default_results, m, 0.01, "all", 256) for m in ("pkpo_k4", "grpo"))
+    diff, se = _diff_se(pkpo.to_numpy(), grpo.to_numpy())
+    assert diff > 3 * se, (diff, se)
+    m, se = _mean_se(pkpo)
+    assert abs(m - _ref(default_results, "all", 256)) < 3 * se  # not resolved from the reference
+    pkpo_m, grpo_m = (_shared(default_results, m, 0.01, "minority", 256) for m in ("pkpo_k4", "grpo"))
+    diff, se = _diff_se(pkpo_m.to_numpy(), grpo_m.to_numpy())
+    assert diff > 3 * se, (diff, se)
+    runs = default_results["runs"]
+    cross = {m: runs[(runs["experiment"] == "shared_policy") & (runs["method"] == m) & (runs["shared_lr"] == 0.05)]
+             ["crossover_k"].to_numpy() for m in ("pkpo_k4", "grpo")}
+    diff, se = _diff_se(cross["pkpo_k4"], cross["grpo"])
+    assert diff > 3 * se, (diff, se)  # later, at shared lr 0.05

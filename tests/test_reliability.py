@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import PYTHON, REPO, run
+from conftest import PYTHON, REPO, run, same_table
 from test_pipeline import CONTRACT, TINY, snakemake, snapshot
 
 from rlvr import io
@@ -70,7 +70,7 @@ def test_sigkill_at_three_points_then_rerun_gives_the_uninterrupted_results(tmp_
         assert every_parquet_is_whole(results), point
     snakemake(tmp_path, "-c1")  # completes despite the leftover locks and incomplete markers
     for name in CONTRACT:
-        assert pq.read_table(results / name).equals(pq.read_table(in_process / name)), name
+        assert same_table(pq.read_table(results / name), pq.read_table(in_process / name)), name
     assert every_parquet_is_whole(results) and no_temporaries(results)
 
 
@@ -105,7 +105,7 @@ def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_p
     run_file.unlink()
     snakemake(tmp_path, "-c2")
     for name in CONTRACT:
-        assert pq.read_table(tmp_path / "results" / name).equals(pq.read_table(in_process / name)), name
+        assert same_table(pq.read_table(tmp_path / "results" / name), pq.read_table(in_process / name)), name
 
 
 def listening_sockets(session):
