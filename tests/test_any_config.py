@@ -38,15 +38,23 @@ def configs(draw):
                        "reward_offset": draw(st.sampled_from(offsets))} for m in methods]}
     sweep = {**train, "enabled": draw(st.booleans()),
              "rows": [{"method": methods, "lr": draw(some([0.5, 2.0, 8.0], 2))}]}
-    objective = {  # demos 8-10: any row may set the rest of the objective, lists making grids
-        name: {**train, "enabled": draw(st.booleans()),
-               "rows": [{"method": draw(st.sampled_from(methods)), "lr": draw(st.sampled_from([0.5, 4.0])),
-                         "epochs": draw(some([1, 2, 3], 2)), "clip_low": draw(st.sampled_from([0.1, 0.2])),
-                         "clip_high": draw(some([0.2, 0.28, 5.0], 2)), "clip_c": draw(st.sampled_from([None, 3.0])),
-                         "kl_beta": draw(some([0.0, 0.3, 3.0], 2)), "kl_estimator": draw(some(["k1", "k2", "k3"])),
-                         "kl_placement": draw(some(["loss", "reward"])),
-                         "loss_agg": draw(some(["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"]))}]}
-        for name in ("clipping", "kl_penalty", "loss_aggregation")}
+    def row(grid):  # one value of every objective knob, a list (a grid) for the experiment's own
+        return {"method": draw(st.sampled_from(methods)), "lr": draw(st.sampled_from([0.5, 4.0])),
+                "epochs": draw(st.sampled_from([1, 2, 3])), "clip_low": draw(st.sampled_from([0.1, 0.2])),
+                "clip_high": draw(st.sampled_from([0.2, 0.28, 5.0])), "clip_c": draw(st.sampled_from([None, 3.0])),
+                "kl_beta": draw(st.sampled_from([0.0, 0.3, 3.0])), "kl_estimator": draw(st.sampled_from(["k1", "k2", "k3"])),
+                "kl_placement": draw(st.sampled_from(["loss", "reward"])),
+                "loss_agg": draw(st.sampled_from(["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"])),
+                **grid}
+
+    objective = {  # demos 8-10: a row may set the rest of the objective, a list making a grid
+        "clipping": {**train, "enabled": draw(st.booleans()), "rows": [row({"epochs": draw(some([1, 2, 3], 2))})]},
+        "kl_penalty": {**train, "enabled": draw(st.booleans()),
+                       "rows": [row({"kl_beta": draw(some([0.0, 0.3, 3.0], 2)),
+                                     "kl_estimator": draw(some(["k1", "k2", "k3"], 2))})]},
+        "loss_aggregation": {**train, "enabled": draw(st.booleans()),
+                             "rows": [row({"loss_agg": draw(some(["seq-mean-token-sum-norm", "seq-mean-token-mean",
+                                                                  "token-mean"], 2))})]}}
     objective["shared_policy"] = {**train, "enabled": draw(st.booleans()),  # shared weights: one update a batch
                                   "rows": [{"method": methods, "lr": draw(st.sampled_from([0.5, 4.0])),
                                             "shared_lr": draw(some([0.0, 0.05, 1.0], 2))}]}
