@@ -308,7 +308,7 @@ DEMOS = (
     ("demo8_clipping", ("clipping",), "08 clipping and inner updates", "clipping"),
     ("demo9_kl_penalty", ("kl_penalty",), "09 KL to the reference", "kl_penalty"),
     ("demo10_loss_aggregation", ("loss_aggregation",), "10 loss aggregation and lengths", "loss_aggregation"),
-    ("demo11_shared_policy", ("shared_policy",), "11 shared weights: RL narrows pass@k", "shared_policy"),
+    ("demo11_shared_policy", ("shared_policy", "passk_frontier"), "11 shared weights: RL narrows pass@k", "shared_policy"),
 )
 
 

@@ -552,6 +552,34 @@ def shared_policy(ref, passk):
     return fig
 
 
+def passk_frontier(ref, passk):
+    sp, note = _focus(passk[(passk["experiment"] == "shared_policy") & (passk["level"] == "all")],
+                      ("method", "shared_lr"))
+    shared = sorted(sp["shared_lr"].unique())
+    lo, hi = int(sp["k"].min()), int(sp["k"].max())
+    r = ref[ref["level"] == "all"].set_index("k")["pass_at_k"]
+    fig, axes = _subplots(1, max(len(shared), 1), height=2.7, sharex=True, sharey=True)
+    for ax, lr_shared in zip(axes[0], shared):
+        ax.axhline(r[hi], **style.REFERENCE, lw=1, zorder=1)
+        ax.plot(r[lo], r[hi], marker="*", ms=9, ls="none", color=style.REFERENCE["color"], zorder=4,
+                label="reference (step 0)")
+        here = sp[sp["shared_lr"] == lr_shared]
+        for method, g in here.groupby("method", sort=False):
+            x, y = (g[g["k"] == k]["pass_at_k"] for k in (lo, hi))  # [seeds] each
+            ci = [1.96 * v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.0 for v in (x, y)]
+            bars = ax.errorbar(x.mean(), y.mean(), xerr=ci[0], yerr=ci[1], fmt="o", ms=4, capsize=1.5, lw=0.8,
+                               label=style.label(method), **_tag(method))
+            _gid(bars.get_children(), method)
+        ax.set_title("tabular (shared lr 0)" if lr_shared == 0 else f"shared lr {lr_shared:g}")
+        ax.set_xlabel(f"exact pass@{lo}, all prompts")
+    axes[0, 0].set_ylabel(f"exact pass@{hi}, all prompts")
+    fig.suptitle(f"pass@{lo} against pass@{hi} after training (mean over seeds, 95% intervals{note});\n"
+                 f"above the dashed line the trained policy beats the reference at k = {hi}", fontsize="medium")
+    handles = axes[0, 0].get_legend_handles_labels()[0]
+    _legend_below(fig, handles, ncol=min(len(handles), 6))
+    return fig
+
+
 def entropy_vs_pass1(curves):
     tr = curves[(curves["experiment"] == "training") & (curves["level"] == "all")]
     if (tr["reward_offset"] == 0).any():  # without a reward offset: the offset is another question (demo 3)
@@ -599,6 +627,7 @@ FIGURES = {
     "dynamic_sampling": (lambda f: dynamic_sampling(f["curves"]), ("curves",)),
     "lr_sweep": (lambda f: lr_sweep(f["runs"]), ("runs",)),
     "shared_policy": (lambda f: shared_policy(f["reference"], f["passk"]), ("reference", "passk")),
+    "passk_frontier": (lambda f: passk_frontier(f["reference"], f["passk"]), ("reference", "passk")),
     "clipping": (lambda f: clipping(f["curves"]), ("curves",)),
     "kl_penalty": (lambda f: kl_penalty(f["curves"]), ("curves",)),
     "loss_aggregation": (lambda f: loss_aggregation(f["curves"]), ("curves",)),

@@ -50,6 +50,8 @@ def results():
                                                         "kl_placement": ["loss", "reward"]}]}
     modes = ["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"]
     cfg["loss_aggregation"] = small | {"rows": [grpo | {"method": ["grpo", "dr_grpo"], "loss_agg": modes}]}
+    cfg["shared_policy"] = small | {"rows": [{"method": ["none", "rloo", "grpo", "pkpo_k4"], "lr": 2.0,
+                                              "shared_lr": [0.0, 0.5]}]}
     return {k: v.to_pandas() for k, v in compute_all(validate_config(cfg)).items() if k != "task"}
 
 
@@ -183,3 +185,13 @@ def test_entropy_vs_pass1_marks_the_start_once_per_panel(drawn, results):
     assert start[0].get_xdata()[0] == pytest.approx(step0["pass1"].iloc[0])
     assert start[0].get_ydata()[0] == pytest.approx(step0["entropy"].iloc[0])
 
+
+
+@pytest.mark.parametrize("name", ["shared_policy", "passk_frontier"])
+def test_demo_11_figures_tag_every_method_in_every_panel(drawn, results, name):
+    methods = set(results["runs"].query("experiment == 'shared_policy'")["method"])
+    per_panel = {}
+    for ax, method, _ in method_artists(drawn[name]):
+        per_panel.setdefault(ax, set()).add(method)
+    shared_lrs = results["runs"].query("experiment == 'shared_policy'")["shared_lr"].nunique()
+    assert len(per_panel) >= shared_lrs and all(found == methods for found in per_panel.values()), per_panel
