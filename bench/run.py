@@ -115,7 +115,7 @@ def lecture_demos(n):
     cfg = write_config("lecture", {
         "lr_sweep": {"enabled": False},
         "dynamic_sampling": {"enabled": False},
-        **{name: {"enabled": False} for name in ("clipping", "kl_penalty", "loss_aggregation")},
+        **{name: {"enabled": False} for name in ("clipping", "kl_penalty", "loss_aggregation", "shared_policy")},
         "group_size": {"seeds": [0, 1, 2, 3, 4]},  # the lecture's seeds (the default has 40)
         "training": {"rows": base["training"]["rows"][:10]},
         "gradient_stats": {"cases": base["gradient_stats"]["cases"][:2],
@@ -152,7 +152,7 @@ def sweep_450(n):
     path = write_config("sweep450", {
         "lr_sweep": {"enabled": False},
         "dynamic_sampling": {"enabled": False},
-        **{name: {"enabled": False} for name in ("clipping", "kl_penalty", "loss_aggregation")},
+        **{name: {"enabled": False} for name in ("clipping", "kl_penalty", "loss_aggregation", "shared_policy")},
         "training": {"rows": base["training"]["rows"][:10], "seeds": seeds},
         "group_size": {"G": [2, 4, 8, 16, 32], "seeds": seeds},
         # minimal gradient statistics; two methods, not one: with only grpo the pipeline's
