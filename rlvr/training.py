@@ -125,13 +125,15 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
             len_w, len_w_level = w / q, w_level / q_level
         # answers the clip zeroed over all (answer, update) pairs since the last record; 0 where
         # nothing was updated (step 0, or a level none of whose prompts was drawn)
-        cells = np.concatenate([cell for cell, _ in updated] or [np.zeros(0, int)])
-        clipped = np.concatenate([rows for _, rows in updated] or [np.zeros(0)])
-        clipped_n = np.bincount(cells, clipped, S * n_levels).reshape(S, n_levels)
-        updates_n = np.bincount(cells, minlength=S * n_levels).reshape(S, n_levels) * (G * obj.epochs)
-        updated.clear()
-        clip = clipped_n.sum(1) / np.maximum(updates_n.sum(1), 1)
-        clip_level = clipped_n / np.maximum(updates_n, 1)
+        if updated:  # only with epochs > 1: the first update of a batch never clips
+            cells = np.concatenate([cell for cell, _ in updated])
+            clipped_n = np.bincount(cells, np.concatenate([rows for _, rows in updated]), S * n_levels)
+            updates_n = np.bincount(cells, minlength=S * n_levels) * (G * obj.epochs)
+            updated.clear()
+            clip = clipped_n.reshape(S, n_levels).sum(1) / np.maximum(updates_n.reshape(S, n_levels).sum(1), 1)
+            clip_level = clipped_n.reshape(S, n_levels) / np.maximum(updates_n.reshape(S, n_levels), 1)
+        else:
+            clip, clip_level = np.zeros(S), np.zeros((S, n_levels))
         return [Record(step, float(overall[s]), float(mean_reward[s]), float(zero_frac[s]), by_level[s],
                        int(answers_so_far[s]), float(h[s]), h_level[s], float(d[s]), d_level[s],
                        float(clip[s]), clip_level[s], float(len_c[s]), len_c_level[s],
@@ -218,7 +220,8 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                     f"training diverged at step {step} (seed {seeds[seed_of[~np.isfinite(z).all(axis=1)][0]]}): "
                     f"the logits of {method} at lr {lr:g} with {obj} left the floating-point range; "
                     "lower lr or kl_beta")
-            updated.append((seed_of * n_levels + level[prompt_of], clipped))  # [R]: (seed, level) cells
+            if obj.epochs > 1:
+                updated.append((seed_of * n_levels + level[prompt_of], clipped))  # [R]: (seed, level) cells
             if not shared_lr:  # only the batch's prompts moved
                 logits[seed_of, prompt_of] = z
                 pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
