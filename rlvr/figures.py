@@ -390,11 +390,6 @@ def _focus(frame, knobs):
     return frame, (f"; at {', '.join(note)}" if note else "")
 
 
-def _where(frame, values):
-    """Which rows of frame have every column in values at its value (a boolean array)."""
-    return np.logical_and.reduce([frame[c] == v for c, v in values.items()])
-
-
 def _clip_label(setting, varies):
     lo, hi, c = setting
     same = "clip_low" not in varies and hi == lo  # the symmetric clip: say so
@@ -404,6 +399,8 @@ def _clip_label(setting, varies):
 
 
 def clipping(curves):
+    from .render import select_rows
+
     cl, note = _focus(curves[(curves["experiment"] == "clipping") & (curves["level"] == "all")],
                       ("method", "lr", "reward_offset", "epochs", *CLIP))
     mus = sorted(mu for mu in cl["epochs"].unique() if mu > 1)
@@ -417,11 +414,11 @@ def clipping(curves):
     for (method, lr, offset), run in runs:
         # μ = 1 never clips: its rows (one per setting) are one run, the first is the baseline
         base = run[run["epochs"] == 1]
-        base = base[_where(base, base[CLIP].iloc[0].to_dict())] if len(base) else base
+        base = select_rows(base, **base[CLIP].iloc[0].to_dict()) if len(base) else base
         name = f" ({style.label(method)}, lr {lr:g}, offset {offset:g})" if len(runs) > 1 else ""
         for j, mu in enumerate(mus):
             for k, setting in enumerate(settings):
-                sub = run[(run["epochs"] == mu) & _where(run, dict(zip(CLIP, setting)))]
+                sub = select_rows(run, epochs=mu, **dict(zip(CLIP, setting)))
                 if not len(sub):
                     continue
                 look = _variant(k, len(settings)) | {"label": _clip_label(setting, varies) + name}

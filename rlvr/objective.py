@@ -125,18 +125,19 @@ def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None):
     β = 0 and no gain it is the lecture's step, bit for bit.
     """
     clipped_rows = np.zeros(len(z), np.int64)
-    if obj.epochs > 1 or obj.kl_beta:
+    kl_loss = obj.kl_beta and obj.kl_placement == "loss"  # (in the reward it is in A already)
+    if obj.epochs > 1 or kl_loss:
         logp_old = np.take_along_axis(log_softmax(z), y, axis=1)  # [R, G]: log π_old(y)
     for epoch in range(obj.epochs):
         if epoch == 0:
-            pi, W, logp = pi_old, A, (logp_old if obj.kl_beta else None)
+            pi, W, logp = pi_old, A, (logp_old if kl_loss else None)
         else:
             pi = softmax(z)
             logp = np.take_along_axis(log_softmax(z), y, axis=1)  # [R, G]: log π(y)
             W, clipped = clipped_surrogate_weights(A, np.exp(logp - logp_old), obj.clip_low,
                                                    obj.clip_high, obj.clip_c)
             clipped_rows += clipped.sum(axis=1)
-        if obj.kl_beta and obj.kl_placement == "loss":  # GRPO, TRL: + β k(y) in the loss
+        if kl_loss:  # GRPO, TRL: + β k(y) in the loss
             W = W - obj.kl_beta * kl_estimate_slope(logp - ref_y, obj.kl_estimator)
         if gain is not None:
             W = W * gain

@@ -422,7 +422,7 @@ def demo7(frames, L):
             [("", [L["demo7_lr"]] + [_method(L, m) for m in methods], rows)], [])
 
 
-def _select(df, **values):
+def select_rows(df, **values):
     """The rows of df whose columns have these values (None: any value)."""
     keep = np.ones(len(df), bool)
     for column, value in values.items():
@@ -507,12 +507,12 @@ def demo8(frames, L):
     rows, n = [], []
     for cfg, g, other in _configs(runs, ("epochs", "clip_low", "clip_high", "clip_c")):
         # μ = 1 never clips: its runs under any clip settings are one run; the first is the baseline
-        base = _select(runs, **dict(cfg, epochs=1, clip_low=None, clip_high=None, clip_c=None))
-        base = _select(base, **{k: base[k].iloc[0] for k in ("clip_low", "clip_high", "clip_c")}) if len(base) else base
+        base = select_rows(runs, **dict(cfg, epochs=1, clip_low=None, clip_high=None, clip_c=None))
+        base = select_rows(base, **{k: base[k].iloc[0] for k in ("clip_low", "clip_high", "clip_c")}) if len(base) else base
         dual = f" / c {cfg['clip_c']:g}" if cfg["clip_c"] else ""
         rows.append([f"{cfg['epochs']}", f"{cfg['clip_low']:g} / {cfg['clip_high']:g}{dual}", _pm(g["final_pass1"]),
                      _delta(g, base, "final_pass1", 4), _pm(g["entropy"]), _delta(g, base, "entropy", 4),
-                     f"{_select(clip, **cfg)['clip_frac'].mean() * 100:.1f}%", other])
+                     f"{select_rows(clip, **cfg)['clip_frac'].mean() * 100:.1f}%", other])
         n.append(g["seed"].nunique())
     head, rows = _with_others(L["demo8_head"], rows, L["other"])
     return ("demo8_clipping", _title(L, "demo8", runs.iloc[0], min(n)), [("", head, rows)], L["demo8_note"])
@@ -528,7 +528,7 @@ def demo9(frames, L):
     rows, n = [], []
     for cfg, g, other in _configs(runs, ("kl_beta", "kl_estimator", "kl_placement")):
         kl = cfg["kl_beta"] > 0
-        pk = _select(top, **cfg, k=k_max)["pass_at_k"] if k_max else []
+        pk = select_rows(top, **cfg, k=k_max)["pass_at_k"] if k_max else []
         rows.append([f"{cfg['kl_beta']:g}", cfg["kl_estimator"] if kl else L["demo9_none"],
                      cfg["kl_placement"] if kl else "", _pm(g["final_pass1"]), _pm(pk) if len(pk) else "",
                      _pm(g["kl_ref"]), _pm(g["entropy"]), other])
@@ -539,7 +539,7 @@ def demo9(frames, L):
     if klgrad is not None:  # on the policies trained without a penalty (the first such configuration)
         free = klgrad[(klgrad["experiment"] == "kl_penalty") & (klgrad["kl_beta"] == 0)]
         first = next((cfg for cfg, _, _ in _configs(free, ("estimator", "placement", "seed"))), None)
-        free = _select(free, **first) if first else free
+        free = select_rows(free, **first) if first else free
         grad_rows = [[est, place] + [_pm(g[c], 2) for c in ("cos_reverse", "norm_ratio_reverse", "cos_forward",
                                                             "norm_ratio_forward")]
                      for (est, place), g in free.groupby(["estimator", "placement"], sort=False)]
@@ -557,7 +557,7 @@ def demo10(frames, L):
                    & (curves["step"] == 0)]
     rows, n = [], []
     for cfg, g, other in _configs(runs, ("method", "loss_agg")):
-        base = _select(runs, **dict(cfg, loss_agg="seq-mean-token-sum-norm"))
+        base = select_rows(runs, **dict(cfg, loss_agg="seq-mean-token-sum-norm"))
         rows.append([_method(L, cfg["method"]), cfg["loss_agg"], _pm(g["final_pass1"]),
                      _delta(g, base, "final_pass1", 3), _pm(g["length_wrong"], 1), _delta(g, base, "length_wrong", 1),
                      _pm(g["length_correct"], 1), _delta(g, base, "length_correct", 1),
@@ -589,14 +589,14 @@ def demo11(frames, L):
     has_minority = (top["level"] == "minority").any()
 
     def at(frame, level, k):
-        return _select(frame, level=level, k=k)["pass_at_k"]
+        return select_rows(frame, level=level, k=k)["pass_at_k"]
 
     blank = ["", ""] if not has_minority else None
     rows = [[L["reference"], ""] + [f"{at(ref, 'all', k).iloc[0]:.3f}" for k in ks]
             + (blank or [f"{at(ref, 'minority', k).iloc[0]:.3f}" for k in ks]) + ["", ""]]
     n = []
     for cfg, g, other in _configs(sp, ("method", "shared_lr")):
-        pk = _select(top, **{c: cfg[c] for c in cfg})
+        pk = select_rows(top, **{c: cfg[c] for c in cfg})
         crossed = g["crossover_k"][g["crossover_k"] > 0]
         if not len(crossed):
             cross = L["demo11_none"]
@@ -609,8 +609,8 @@ def demo11(frames, L):
         n.append(g["seed"].nunique())
     head = [h.format(lo=ks[0], hi=ks[1]) for h in L["demo11_head"]]
     head, rows = _with_others(head, rows, L["other"])
-    all_ref = _select(ref, level="all", k=ks[0])["n_prompts"].iloc[0]
-    minority = _select(ref, level="minority", k=ks[0])["n_prompts"] if has_minority else []
+    all_ref = select_rows(ref, level="all", k=ks[0])["n_prompts"].iloc[0]
+    minority = select_rows(ref, level="minority", k=ks[0])["n_prompts"] if has_minority else []
     note = [line.format(m=int(minority.iloc[0]) if len(minority) else 0, P=int(all_ref)) for line in L["demo11_note"]]
     return ("demo11_shared_policy", _title(L, "demo11", sp.iloc[0], min(n)), [("", head, rows)], note)
 
