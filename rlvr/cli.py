@@ -82,9 +82,11 @@ def cmd_train(a):
 def cmd_aggregate(a):
     if len(a.inputs) != len(a.out):
         raise ValueError(f"{len(a.out)} --out but {len(a.inputs)} --in lists")
+    if a.reference and len(a.out) != 1:
+        raise ValueError(f"--reference adds rows to one --out (the trained policies' pass@k), not {len(a.out)}")
     order = [tuple(key) for key in json.loads(a.order)] if a.order else None
     for out, inputs in zip(a.out, a.inputs):
-        io.concat_files(inputs, out, order)
+        io.concat_files(inputs, out, order, a.reference)
         log(f"aggregated {len(inputs)} files -> {out}")
 
 
@@ -177,6 +179,8 @@ def build_parser():
     s.add_argument("--in", dest="inputs", nargs="+", action="append", required=True,
                    help="the input files of the --out at the same position (repeatable)")
     s.add_argument("--order", help="JSON list of (reward_offset, method, level): sort rows into this order")
+    s.add_argument("--reference", help="the reference policy's pass@k file: add its rows, as method"
+                   " 'reference', for every experiment of the --out (trained policies' pass@k)")
     s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
     s.set_defaults(fn=cmd_aggregate, compute=True)
 

@@ -42,6 +42,7 @@ def compute_all(cfg, log=lambda msg: None):
             outs[name].append(pa.table(cols))
         log(f"training {i + 1}/{len(rows)}: {row.path}, {len(row.seeds)} seeds")
     tables.update({name: io.concat_tables(parts, [row.path for row in rows]) for name, parts in outs.items()})
+    tables["passk"] = io.with_reference_rows(tables["passk"], tables["reference"])
     return tables
 
 

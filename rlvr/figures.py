@@ -312,7 +312,9 @@ def bias_vs_p(exact, gs):
 
 
 def passk_trained(ref, passk):
-    tr = passk[passk["experiment"] == "training"]
+    from .render import trained_passk
+
+    tr = trained_passk(passk, "training")
     levels = [lv for lv in ("all", "very_hard") if lv in set(tr["level"])]
 
     def step0(ax, level, first):
@@ -518,7 +520,9 @@ def loss_aggregation(curves):
 
 
 def shared_policy(ref, passk):
-    sp, note = _focus(passk[passk["experiment"] == "shared_policy"], ("method", "shared_lr"))
+    from .render import trained_passk
+
+    sp, note = _focus(trained_passk(passk, "shared_policy"), ("method", "shared_lr"))
     shared = sorted(sp["shared_lr"].unique())
     rows = [("all", "pass@k − reference's,\nall prompts", True)]
     if (sp["level"] == "minority").any():
@@ -550,8 +554,9 @@ def shared_policy(ref, passk):
 
 
 def passk_frontier(ref, passk):
-    sp, note = _focus(passk[(passk["experiment"] == "shared_policy") & (passk["level"] == "all")],
-                      ("method", "shared_lr"))
+    from .render import trained_passk
+
+    sp, note = _focus(trained_passk(passk, "shared_policy").query("level == 'all'"), ("method", "shared_lr"))
     shared = sorted(sp["shared_lr"].unique())
     lo, hi = int(sp["k"].min()), int(sp["k"].max())
     r = ref[ref["level"] == "all"].set_index("k")["pass_at_k"]

@@ -152,6 +152,36 @@ def concat_tables(tables, names, order=None):
     return table
 
 
-def concat_files(paths, out, order=None):
-    """Concatenate Parquet files with one schema into out; InputError naming a bad file."""
-    write_arrow(out, concat_tables([read_arrow(p) for p in paths], [str(p) for p in paths], order))
+def concat_files(paths, out, order=None, reference=None):
+    """Concatenate Parquet files with one schema into out; InputError naming a bad file. With
+    reference (the reference policy's pass@k file), the trained policies' pass@k gain its rows
+    for every experiment (with_reference_rows)."""
+    table = concat_tables([read_arrow(p) for p in paths], [str(p) for p in paths], order)
+    if reference is not None:
+        table = with_reference_rows(table, read_arrow(reference, REFERENCE_COLUMNS))
+    write_arrow(out, table)
+
+
+REFERENCE_COLUMNS = ("level", "n_prompts", "k", "pass_at_k")  # what a pass@k row says
+
+
+def with_reference_rows(passk, reference):
+    """The trained policies' pass@k table (passk_trained) followed, for each of its experiments in
+    the order they first appear, by the step-0 policy's exact pass@k (the reference table's
+    rows) as rows with method "reference", so that "before" and "after" come from one
+    file. The columns that describe training (lr, seed, ...) are null in those rows: the step-0
+    policy is every run's."""
+    import pyarrow as pa
+
+    missing = [c for c in ("experiment", "method", *REFERENCE_COLUMNS) if c not in passk.column_names]
+    if missing:
+        raise InputError(f"pass@k of trained policies: missing columns {missing}; delete it and rerun")
+    experiments = list(dict.fromkeys(passk.column("experiment").to_pylist()))
+    n = reference.num_rows
+    parts = [passk]
+    for experiment in experiments:
+        given = {"experiment": pa.array([experiment] * n), "method": pa.array(["reference"] * n),
+                 **{c: reference.column(c) for c in REFERENCE_COLUMNS}}
+        parts.append(pa.table({field.name: given[field.name].cast(field.type) if field.name in given
+                               else pa.nulls(n, field.type) for field in passk.schema}))
+    return pa.concat_tables(parts)

@@ -380,7 +380,7 @@ def demo6(frames, L):
     ref, passk = frames["reference"], frames.get("passk")
     if passk is None:
         return None
-    tr = passk[passk["experiment"] == "training"]
+    tr = trained_passk(passk, "training")
     ks = [k for k in (1, 8, 64, 256) if k in set(tr["k"])]
     if not len(tr) or not ks:
         return None
@@ -420,6 +420,11 @@ def demo7(frames, L):
     return ("demo7_lr_sweep", L["demo7"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
                                                 steps=int(r0["steps"]), n=int(summary["n"].min())),
             [("", [L["demo7_lr"]] + [_method(L, m) for m in methods], rows)], [])
+
+
+def trained_passk(passk, experiment):
+    """The pass@k rows of an experiment's trained policies: without its step-0 ("reference") rows."""
+    return passk[(passk["experiment"] == experiment) & (passk["method"] != "reference")]
 
 
 def select_rows(df, **values):
@@ -523,7 +528,7 @@ def demo9(frames, L):
     if runs is None:
         return None
     passk, klgrad = frames.get("passk"), frames.get("klgrad")
-    top = passk[(passk["experiment"] == "kl_penalty") & (passk["level"] == "all")] if passk is not None else None
+    top = (select_rows(trained_passk(passk, "kl_penalty"), level="all") if passk is not None else None)
     k_max = int(top["k"].max()) if top is not None and len(top) else None
     rows, n = [], []
     for cfg, g, other in _configs(runs, ("kl_beta", "kl_estimator", "kl_placement")):
@@ -584,7 +589,7 @@ def demo11(frames, L):
     if passk is None or "shared_lr" not in runs or not (runs["experiment"] == "shared_policy").any():
         return None
     sp = runs[runs["experiment"] == "shared_policy"]
-    top = passk[passk["experiment"] == "shared_policy"]
+    top = trained_passk(passk, "shared_policy")
     ks = (int(top["k"].min()), int(top["k"].max()))  # pass@k at the smallest and largest k asked for
     has_minority = (top["level"] == "minority").any()
 

@@ -128,6 +128,19 @@ def test_every_monte_carlo_row_agrees_with_its_exact_value(default_results):
     assert (gs["z_vs_exact"].abs() < 4).all(), gs[["method", "reward_offset", "level", "z_vs_exact"]]  # 4 s.e.
 
 
+def test_passk_trained_holds_the_step_0_policy_of_every_experiment(default_results):
+    """Issue 13: "before" and "after" from one file. Each experiment's method "reference" rows are
+    the reference policy's exact pass@k (every level and k), with no training settings or seed."""
+    ref, pk = default_results["reference"], default_results["passk"]
+    before = pk[pk["method"] == "reference"]
+    assert set(before["experiment"]) == set(pk["experiment"]) == set(default_results["runs"]["experiment"])
+    for experiment, rows in before.groupby("experiment"):
+        assert rows[["level", "n_prompts", "k", "pass_at_k"]].reset_index(drop=True).equals(
+            ref[["level", "n_prompts", "k", "pass_at_k"]]), experiment
+        assert rows[["lr", "seed", "G", "shared_lr"]].isna().all().all(), experiment
+    assert (pk.index[pk["method"] == "reference"] >= (pk["method"] != "reference").sum()).all()  # after the rest
+
+
 def test_pass_at_k_rises_at_every_k_after_training_at_offset_zero(default_results):
     ref = default_results["reference"].set_index(["level", "k"])["pass_at_k"]
     pk = default_results["passk"]

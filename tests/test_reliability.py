@@ -209,6 +209,9 @@ def test_extreme_settings_give_finite_results():
                     allowed_nan = table.column("pass1").to_numpy() == 0
                 if column == "length_wrong":  # or wrong
                     allowed_nan = table.column("pass1").to_numpy() == 1
+                if name == "passk" and column != "pass_at_k":  # the step-0 policy has no training settings
+                    allowed_nan = (table.column("method").to_numpy(zero_copy_only=False) == "reference") & np.asarray(
+                        table.column(column).is_null())
                 finite = np.isfinite(values) | (np.isnan(values) & allowed_nan)
                 assert finite.all(), (name, column)
 

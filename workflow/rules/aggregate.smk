@@ -25,12 +25,10 @@ rule aggregate_training:
     input:
         runs=run_files(".run.parquet"),
         curves=run_files(".curve.parquet"),
-        passk=run_files(".passk.parquet"),
         klgrad=run_files(".klgrad.parquet"),
     output:
         runs=f"{RESULTS}/runs.parquet",
         curves=f"{RESULTS}/curves.parquet",
-        passk=f"{RESULTS}/passk_trained.parquet",
         klgrad=f"{RESULTS}/kl_gradients.parquet",
     log:
         f"{LOGS}/aggregate_training.log",
@@ -42,5 +40,24 @@ rule aggregate_training:
         code=code("aggregate"),
     shell:
         "python -m rlvr aggregate --code {params.code} --out {output.runs} --in {input.runs}"
-        " --out {output.curves} --in {input.curves} --out {output.passk} --in {input.passk}"
-        " --out {output.klgrad} --in {input.klgrad} 2> {log}"
+        " --out {output.curves} --in {input.curves} --out {output.klgrad} --in {input.klgrad} 2> {log}"
+
+
+# the trained policies' pass@k, with the step-0 policy's as method "reference" in every experiment
+rule aggregate_passk:
+    input:
+        passk=run_files(".passk.parquet"),
+        reference=f"{RESULTS}/reference_passk.parquet",
+    output:
+        passk=f"{RESULTS}/passk_trained.parquet",
+    log:
+        f"{LOGS}/aggregate_passk.log",
+    group:
+        "aggregate"
+    conda:
+        ENV
+    params:
+        code=code("aggregate"),
+    shell:
+        "python -m rlvr aggregate --code {params.code} --reference {input.reference}"
+        " --out {output.passk} --in {input.passk} 2> {log}"
