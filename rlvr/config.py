@@ -107,6 +107,11 @@ def validate_config(config):
     def check_method(key, method):
         need(method in ESTIMATORS, key, f"unknown method {method!r}; allowed: {', '.join(ESTIMATORS)}")
 
+    def check_exact(key, method):  # demo 2 sets each estimator's Monte Carlo beside its exact moments
+        need(method not in ESTIMATORS or "logp" not in ESTIMATORS[method].needs, key,
+             f"{method!r} ranks a group's answers by π_old(y), which the exact moments (rlvr/exact.py) "
+             "do not cover; use it in training rows")
+
     def check_G(key, G, methods):
         """One error for a group size too small for the methods that use it, blaming the G."""
         small = {}  # least G -> the methods that need it
@@ -131,6 +136,7 @@ def validate_config(config):
     for i, case in enumerate(gs["cases"]):
         for j, m in enumerate(case["methods"]):
             check_method(f"gradient_stats.cases[{i}].methods[{j}]", m)
+            check_exact(f"gradient_stats.cases[{i}].methods[{j}]", m)
         for j, x in enumerate(case["reward_offsets"]):
             check_finite(f"gradient_stats.cases[{i}].reward_offsets[{j}]", x)
 
@@ -176,6 +182,7 @@ def validate_config(config):
          f"{ds['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
     for i, m in enumerate(gs["exact_curve"]["methods"]):
         check_method(f"gradient_stats.exact_curve.methods[{i}]", m)
+        check_exact(f"gradient_stats.exact_curve.methods[{i}]", m)
     check_G("gradient_stats.G", gs["G"], [*gs["exact_curve"]["methods"],
                                           *(m for case in gs["cases"] for m in case["methods"])])
     if problems:

@@ -7,7 +7,8 @@ Every estimator is one function in ESTIMATORS. To add one, write
         return ...  # [n, G]
 
 `ctx` carries what some estimators need beyond the rewards: `baseline` [n] (the learned
-per-prompt value V), `pi` [n, M] (the policy's probabilities, answer 0 correct), `offset`
+per-prompt value V), `pi` [n, M] (the policy's probabilities, answer 0 correct), `logp`
+[n, G] (log π_old of each sampled answer), `offset`
 (the constant reward offset: r = 1{correct} + offset) and `weights` [n] (how much each row
 counts in batch statistics: None for equal weights; the exact moments in rlvr/exact.py pass
 the probability of each row's reward pattern, so batch statistics become population ones).
@@ -30,6 +31,7 @@ class Context(NamedTuple):
     pi: np.ndarray | None = None  # [n, M] policy probabilities, answer 0 correct
     offset: float = 0.0  # reward offset: r = 1{correct} + offset
     weights: np.ndarray | None = None  # [n] row weights for batch statistics
+    logp: np.ndarray | None = None  # [n, G] log π_old(y) of each sampled answer
 
 
 class Spec(NamedTuple):
@@ -215,11 +217,30 @@ def grpo_passk(r, ctx):
     return A
 
 
-def advantages(r, method, baseline=None, pi=None, offset=0.0, weights=None):
+# --- rewarding the unlikely: a correct answer the policy already finds gets less ----------------
+
+UNLIKELINESS_BETA = 0.25  # He et al.'s rank penalty β (their released recipe's lean.rank_penalty)
+
+
+@estimator("unlikeliness", min_G=2, needs=("logp",), label="unlikeliness reward", family="pass@k")
+def unlikeliness(r, ctx):
+    """The unlikeliness reward (He, Fried & Welleck 2025, "Rewarding the unlikely"), then GRPO
+    with the N−1 std, as their code does: each reward is scaled by 1 − β·rank/G, where rank 0 is
+    the group's least likely answer by log π_old(y) and G−1 the likeliest (ties by position), so
+    a correct answer the policy already samples often is rewarded least. They rank by the mean
+    token log-prob; an answer here is one unit, so by log π_old(y)."""
+    G = r.shape[1]
+    rank = np.argsort(np.argsort(ctx.logp, axis=1, kind="stable"), axis=1, kind="stable")  # [n, G]
+    scaled = r * (1 - UNLIKELINESS_BETA * rank / G)
+    return (scaled - _group_mean(scaled)) / (scaled.std(axis=1, ddof=1, keepdims=True) + EPS)
+
+
+def advantages(r, method, baseline=None, pi=None, offset=0.0, weights=None, logp=None):
     """A: [n, G] for rewards r: [n, G] under the named estimator.
 
     baseline: [n] learned values (only `learned` reads it; zeros if not given);
-    pi: [n, M] the policy's probabilities (for `oracle`, `optimal`).
+    pi: [n, M] the policy's probabilities (for `oracle`, `optimal`);
+    logp: [n, G] log π_old of each sampled answer (for `unlikeliness`).
     """
     if method not in ESTIMATORS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(ESTIMATORS)}")
@@ -234,4 +255,6 @@ def advantages(r, method, baseline=None, pi=None, offset=0.0, weights=None):
         baseline = np.zeros(n)
     if pi is None and "pi" in spec.needs:
         raise ValueError(f"method {method!r} needs the policy's probabilities (pi=)")
-    return spec.fn(r, Context(baseline=baseline, pi=pi, offset=offset, weights=weights))
+    if logp is None and "logp" in spec.needs:
+        raise ValueError(f"method {method!r} needs the log-probability of each sampled answer (logp=)")
+    return spec.fn(r, Context(baseline=baseline, pi=pi, offset=offset, weights=weights, logp=logp))

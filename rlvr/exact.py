@@ -16,13 +16,16 @@ from math import comb
 
 import numpy as np
 
-from .estimators import advantages
+from .estimators import ESTIMATORS, advantages
 from .objective import KL_ESTIMATORS, KL_PLACEMENTS, kl_estimate, kl_estimate_slope  # noqa: F401
 from .policy import softmax
 
 
 def exact_moments(pi, method, G, offset=0.0):
     """Exact (E[ĝ_0], std of ĝ_0, total variance of ĝ) for one prompt with probabilities pi: [M]."""
+    if "logp" in ESTIMATORS[method].needs:
+        raise ValueError(f"method {method!r} ranks a group's answers by π_old(y): its advantages depend on "
+                         "more than the number of correct answers, so these exact moments do not hold")
     pi = np.asarray(pi, float)
     M, p = len(pi), pi[0]
     c = np.arange(G + 1)  # number of correct answers in the group

@@ -41,7 +41,7 @@ def gradient_stats(logits_row, method, G, n_reps, rng, offset=0.0, chunk=1 << 16
         y = sample_iid(pi[0], (n, G), rng)  # [n, G]
         r = (y == 0) + offset
         pis = np.broadcast_to(pi, (n, M))
-        A = advantages(r, method, offset=offset, pi=pis)
+        A = advantages(r, method, offset=offset, pi=pis, logp=np.log(pi[0])[y])
         g = policy_gradient(y, A, pis)  # [n, M]
         c_mean = g.mean(axis=0)
         c_m2 = ((g - c_mean) ** 2).sum(axis=0)

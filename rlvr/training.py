@@ -100,6 +100,7 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     V = np.zeros((S, P))  # learned baseline, read only by `learned`
     seed_rows = np.repeat(np.arange(S), n)  # [S * n]: the seed of each row of a full batch
     batch_estimator = ESTIMATORS[method].batch
+    reads_logp = "logp" in ESTIMATORS[method].needs
 
     # π(correct), entropy and KL to the reference [S, P], kept current row by row: a full
     # softmax at every evaluation cost more than the training steps between two
@@ -199,13 +200,17 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                 logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1)  # [R, G]: log π_old(y)
                 with np.errstate(over="ignore"):  # k3 = π_ref/π − 1 − log(π_ref/π) may overflow: caught below
                     r_adv = r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)
+            # log π_old(y) [R, G], only for an estimator that ranks answers by it
+            logp_b = np.take_along_axis(log_softmax(z), y_b, axis=1) if reads_logp else None
             if batch_estimator:  # batch statistics are per seed: one call per seed's rows
-                parts = zip(*(np.split(x, np.cumsum(sizes)[:-1]) for x in (r_adv, pi_b, V[seed_of, prompt_of])))
-                A = np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset)
-                                    for r_s, pi_s, v_s in parts])
+                cuts = np.cumsum(sizes)[:-1]
+                parts = zip(*(np.split(x, cuts) for x in (r_adv, pi_b, V[seed_of, prompt_of])),
+                            np.split(logp_b, cuts) if reads_logp else [None] * S)
+                A = np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset, logp=l_s)
+                                    for r_s, pi_s, v_s, l_s in parts])
             else:
                 A = advantages(r_adv, method, baseline=V[seed_of, prompt_of], pi=pi_b,
-                               offset=reward_offset)  # [R, G]
+                               offset=reward_offset, logp=logp_b)  # [R, G]
             if method == "learned":
                 V[seed_of, prompt_of] += value_lr * (r_adv.mean(axis=1) - V[seed_of, prompt_of])
             gain = None  # the lecture's loss weighs every answer 1, whatever its length

@@ -68,7 +68,8 @@ def test_every_registered_estimator_returns_the_shape_of_r():
     rng = np.random.default_rng(0)
     r = (rng.random((5, 8)) < 0.3).astype(float)
     for name in ESTIMATORS:
-        A = advantages(r, name, baseline=np.zeros(5), pi=softmax(rng.normal(size=(5, 4))))
+        A = advantages(r, name, baseline=np.zeros(5), pi=softmax(rng.normal(size=(5, 4))),
+                       logp=np.log(rng.random((5, 8))))
         assert A.shape == r.shape and np.all(np.isfinite(A)), name
 
 
@@ -177,3 +178,32 @@ def test_grpo_passk_moves_only_a_lone_correct_answer():
     expected[0, 1] = 1 / (0.5 + EPS)  # N−1 std of one 1 among 4: 1/sqrt(4)
     expected[3, 0] = 1 / (0.5 + EPS)  # an offset changes nothing
     np.testing.assert_allclose(A, expected, rtol=0, atol=1e-12)
+
+
+def test_unlikeliness_scales_each_reward_by_its_likelihood_rank():
+    """He et al. 2025: r_i (1 − β rank_i / G), rank 0 the least likely answer by log π_old(y),
+    β = 0.25, then GRPO with the N−1 std. By hand for G = 4: log π = (−1, −3, −0.5, −2) gives
+    ranks (2, 0, 3, 1), so the correct answers' rewards become 0.875, 0.8125 and 0.9375."""
+    r = np.array([[1.0, 0.0, 1.0, 1.0]])
+    A = advantages(r, "unlikeliness", logp=np.array([[-1.0, -3.0, -0.5, -2.0]]))
+    scaled = np.array([0.875, 0.0, 0.8125, 0.9375])
+    np.testing.assert_allclose(A[0], (scaled - scaled.mean()) / (scaled.std(ddof=1) + 1e-6), rtol=0, atol=1e-12)
+    assert A[0, 3] > A[0, 0] > A[0, 2]  # of the correct answers, the least likely gets the most
+    # ties rank by position: the same answer drawn twice is ranked twice
+    tied = advantages(np.array([[1.0, 1.0, 0.0]]), "unlikeliness", logp=np.array([[-1.0, -1.0, -2.0]]))
+    scaled = np.array([1 - 0.25 / 3, 1 - 0.25 * 2 / 3, 0.0])
+    np.testing.assert_allclose(tied[0], (scaled - scaled.mean()) / (scaled.std(ddof=1) + 1e-6), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="needs the log-probability of each sampled answer"):
+        advantages(r, "unlikeliness")
+
+
+def test_unlikeliness_is_refused_where_only_rewards_are_known():
+    """The exact moments assume advantages depend on the rewards alone: the unlikeliness reward's
+    also depend on which answers were drawn, so exact_moments and demo 2's config refuse it."""
+    from rlvr.config import ConfigError, validate_config
+    from rlvr.exact import exact_moments, uniform_wrong_prompt
+
+    with pytest.raises(ValueError, match="'unlikeliness' ranks a group's answers"):
+        exact_moments(uniform_wrong_prompt(0.3, 16), "unlikeliness", 8)
+    with pytest.raises(ConfigError, match=r"gradient_stats.exact_curve.methods\[0\]: 'unlikeliness' ranks"):
+        validate_config({"gradient_stats": {"exact_curve": {"methods": ["unlikeliness"]}}})

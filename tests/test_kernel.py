@@ -25,18 +25,20 @@ def test_policy_gradient_equals_onehot_formula(n, G, M):
     np.testing.assert_allclose(policy_gradient(y, A, pi), onehot_gradient(y, A, pi), atol=1e-12)
 
 
-def test_training_equals_a_onehot_reimplementation_for_the_same_seed():
-    """Re-run train()'s loop with the one-hot formula: same draws, same logits at the end."""
+@pytest.mark.parametrize("method", ["grpo", "unlikeliness"])
+def test_training_equals_a_onehot_reimplementation_for_the_same_seed(method):
+    """Re-run train()'s loop with the one-hot formula: same draws, same logits at the end (the
+    unlikeliness reward ranks by log π_old(y) of the answers drawn, taken here from π itself)."""
     task = make_task(P=20, M=6, seed=3)
     steps, n, G, lr, seed = 40, 5, 4, 2.0, 11
-    out = train(task, "grpo", steps, n, G, lr, seed, eval_every=steps)
+    out = train(task, method, steps, n, G, lr, seed, eval_every=steps)
     rng = np.random.default_rng(seed)
     logits = task["logits"].copy()
     for _ in range(steps):
         prompts = rng.choice(task["P"], n, replace=False)
         pi = softmax(logits[prompts])
         y = sample_answers(pi, G, rng)
-        A = advantages((y == 0).astype(float), "grpo")
+        A = advantages((y == 0).astype(float), method, logp=np.log(np.take_along_axis(pi, y, axis=1)))
         logits[prompts] += lr * onehot_gradient(y, A, pi)
     np.testing.assert_allclose(out["logits"], logits, atol=1e-10)
 
@@ -92,7 +94,8 @@ def test_policy_probs_and_sample_shapes():
 
 
 @pytest.mark.parametrize("method,pps,G,rounds", [("grpo", 16, 8, 0), ("learned", 16, 8, 0), ("batch_std", 16, 8, 0),
-                                                  ("grpo", 1, 8, 0), ("grpo", 16, 8, 4), ("batch_std", 16, 4, 3)])
+                                                  ("grpo", 1, 8, 0), ("grpo", 16, 8, 4), ("batch_std", 16, 4, 3),
+                                                  ("unlikeliness", 16, 8, 3)])
 def test_a_seed_gives_the_same_bits_alone_or_in_any_batch(method, pps, G, rounds):
     """Seed 3 trained alone, beside 4 others and beside 499 others: identical logits and history."""
     task = make_task(P=40, M=6, seed=1)

@@ -329,7 +329,7 @@ def _mean_se(x):
 
 
 @pytest.mark.parametrize("shared_lr", [0.01, 0.05])
-@pytest.mark.parametrize("method", ["none", "rloo", "grpo", "dr_grpo"])
+@pytest.mark.parametrize("method", ["none", "rloo", "grpo", "dr_grpo", "unlikeliness"])
 def test_13_shared_weights_raise_pass1_and_lower_pass256_below_the_reference(default_results, method, shared_lr):
     m, se = _mean_se(_shared(default_results, method, shared_lr, "all", 1))
     assert m - _ref(default_results, "all", 1) > 3 * se
@@ -346,7 +346,24 @@ def test_13_shared_weights_raise_pass1_and_lower_pass256_below_the_reference(def
 def test_13_the_tabular_policy_never_falls_below_the_reference(default_results):
     runs = default_results["runs"]
     tabular = runs[(runs["experiment"] == "shared_policy") & (runs["shared_lr"] == 0)]
-    assert len(tabular) == 50 and (tabular["crossover_k"] == 0).all()  # every run, every k <= 256
+    assert len(tabular) == 60 and (tabular["crossover_k"] == 0).all()  # every run, every k <= 256
+
+
+def test_13_the_unlikeliness_reward_narrows_as_grpo_does(default_results):
+    """With one correct answer per prompt it has no rare correct answer to lift: paired with GRPO
+    (same seeds), pass@256 is not resolved from GRPO's at shared lr 0.01 and 0.05, and pass@1 is
+    lower by more than 3 s.e. on both policies (README)."""
+    def paired(shared_lr, k):
+        a, b = (_shared(default_results, m, shared_lr, "all", k) for m in ("unlikeliness", "grpo"))
+        d = (a - b).to_numpy()
+        return d.mean(), d.std(ddof=1) / np.sqrt(len(d))
+
+    for shared_lr in (0.01, 0.05):
+        diff, se = paired(shared_lr, 256)
+        assert abs(diff) < 3 * se, (shared_lr, diff, se)
+    for shared_lr in (0.0, 0.01, 0.05):
+        diff, se = paired(shared_lr, 1)
+        assert diff < -3 * se, (shared_lr, diff, se)
 
 
 def test_13_pkpo_narrows_least(default_results):
