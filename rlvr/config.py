@@ -26,9 +26,10 @@ DEFAULT_CONFIG = REPO / "config" / "config.yaml"
 TASK_FILE = "task.parquet"
 EXACT_FILE = "exact_bias.parquet"
 # the training experiments whose rows come from a `rows:` list (grids allowed)
-ROW_EXPERIMENTS = ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation", "shared_policy")
+ROW_EXPERIMENTS = ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation", "shared_policy",
+                   "rank_bias")
 # the keys of a row, in the order a grid expands them: the estimator, its step, then the objective
-ROW_FIELDS = ("method", "lr", "reward_offset", "shared_lr", *TrainRow.OBJECTIVE)
+ROW_FIELDS = ("method", "lr", "reward_offset", "shared_lr", "correct_answers", *TrainRow.OBJECTIVE)
 
 
 class ConfigError(ValueError):
@@ -155,6 +156,8 @@ def validate_config(config):
             check_finite(keys["reward_offset"], row["reward_offset"])
             for field in ("clip_low", "clip_high", "kl_beta", "shared_lr"):
                 check_finite(keys[field], row[field])
+            need(row["correct_answers"] < task["M"], keys["correct_answers"],
+                 f"{row['correct_answers']} leaves no wrong answer among task.M = {task['M']}")
             need(not (row["shared_lr"] and row["epochs"] != 1), keys["epochs"],
                  f"{row['epochs']}: a row with shared_lr > 0 takes one update per batch (epochs 1)")
             ident = tuple(row[field] for field in ROW_FIELDS)
@@ -282,6 +285,7 @@ def train_rows(cfg):
         out["clip_c"] = 0.0 if r["clip_c"] is None else float(r["clip_c"])
         out.update({f: r[f] for f in ("epochs", "kl_estimator", "kl_placement", "loss_agg")})
         out["shared_lr"] = float(r["shared_lr"])
+        out["correct_answers"] = r["correct_answers"]
         return out
 
     rows = []
@@ -316,6 +320,7 @@ DEMOS = (
     ("demo9_kl_penalty", ("kl_penalty",), "09 KL to the reference", "kl_penalty"),
     ("demo10_loss_aggregation", ("loss_aggregation",), "10 loss aggregation and lengths", "loss_aggregation"),
     ("demo11_shared_policy", ("shared_policy", "passk_frontier"), "11 shared weights: RL narrows pass@k", "shared_policy"),
+    ("demo12_rank_bias", ("rank_bias",), "12 several correct answers: rank bias", "rank_bias"),
 )
 
 

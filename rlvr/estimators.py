@@ -7,8 +7,8 @@ Every estimator is one function in ESTIMATORS. To add one, write
         return ...  # [n, G]
 
 `ctx` carries what some estimators need beyond the rewards: `baseline` [n] (the learned
-per-prompt value V), `pi` [n, M] (the policy's probabilities, answer 0 correct), `logp`
-[n, G] (log π_old of each sampled answer), `offset`
+per-prompt value V), `pi` [n, M] (the policy's probabilities, answers 0 .. `n_correct`−1
+correct, one by default), `logp` [n, G] (log π_old of each sampled answer), `offset`
 (the constant reward offset: r = 1{correct} + offset) and `weights` [n] (how much each row
 counts in batch statistics: None for equal weights; the exact moments in rlvr/exact.py pass
 the probability of each row's reward pattern, so batch statistics become population ones).
@@ -19,6 +19,8 @@ Declare what an estimator reads with `needs=`, and `batch=True` if it looks acro
 from typing import NamedTuple
 
 import numpy as np
+
+from .policy import correct_mass
 
 # GRPO divides by std + EPS; all-equal groups have r - mean = 0 exactly, so EPS only
 # keeps the division finite. TRL uses 1e-4; we use a smaller value so that GRPO's
@@ -32,6 +34,7 @@ class Context(NamedTuple):
     offset: float = 0.0  # reward offset: r = 1{correct} + offset
     weights: np.ndarray | None = None  # [n] row weights for batch statistics
     logp: np.ndarray | None = None  # [n, G] log π_old(y) of each sampled answer
+    n_correct: int = 1  # answers 0 .. n_correct−1 of pi are the correct ones
 
 
 class Spec(NamedTuple):
@@ -147,7 +150,7 @@ def reinforce_pp_baseline(r, ctx):
 @estimator("oracle", needs=("pi", "offset"), label="oracle baseline", family="baseline")
 def oracle(r, ctx):
     """The true value as baseline: V = E[r] = p + offset (unbiased, not available in practice)."""
-    return r - (ctx.pi[:, 0] + ctx.offset)[:, None]
+    return r - (correct_mass(ctx.pi, ctx.n_correct) + ctx.offset)[:, None]
 
 
 @estimator("optimal", needs=("pi", "offset"), label="optimal baseline", family="baseline")
@@ -157,7 +160,7 @@ def optimal(r, ctx):
     pi = ctx.pi
     s2 = 1 - 2 * pi + (pi**2).sum(axis=1, keepdims=True)  # [n, M] |e_y - π|^2 for each y
     reward = np.full(pi.shape, ctx.offset)
-    reward[:, 0] += 1.0
+    reward[:, :ctx.n_correct] += 1.0
     b = (pi * reward * s2).sum(axis=1) / (pi * s2).sum(axis=1)  # [n]
     return r - b[:, None]
 
@@ -235,12 +238,13 @@ def unlikeliness(r, ctx):
     return (scaled - _group_mean(scaled)) / (scaled.std(axis=1, ddof=1, keepdims=True) + EPS)
 
 
-def advantages(r, method, baseline=None, pi=None, offset=0.0, weights=None, logp=None):
+def advantages(r, method, baseline=None, pi=None, offset=0.0, weights=None, logp=None, n_correct=1):
     """A: [n, G] for rewards r: [n, G] under the named estimator.
 
     baseline: [n] learned values (only `learned` reads it; zeros if not given);
     pi: [n, M] the policy's probabilities (for `oracle`, `optimal`);
-    logp: [n, G] log π_old of each sampled answer (for `unlikeliness`).
+    logp: [n, G] log π_old of each sampled answer (for `unlikeliness`);
+    n_correct: how many of pi's answers, from answer 0 on, are correct.
     """
     if method not in ESTIMATORS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(ESTIMATORS)}")
@@ -257,4 +261,5 @@ def advantages(r, method, baseline=None, pi=None, offset=0.0, weights=None, logp
         raise ValueError(f"method {method!r} needs the policy's probabilities (pi=)")
     if logp is None and "logp" in spec.needs:
         raise ValueError(f"method {method!r} needs the log-probability of each sampled answer (logp=)")
-    return spec.fn(r, Context(baseline=baseline, pi=pi, offset=offset, weights=weights, logp=logp))
+    return spec.fn(r, Context(baseline=baseline, pi=pi, offset=offset, weights=weights, logp=logp,
+                              n_correct=n_correct))

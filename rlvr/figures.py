@@ -617,6 +617,36 @@ def entropy_vs_pass1(curves):
     return fig
 
 
+def rank_bias(curves):
+    rb, note = _focus(curves[(curves["experiment"] == "rank_bias") & (curves["level"] == "all")],
+                      ("method", "epochs", "clip_high"))
+    configs = list(rb.groupby(["method", "epochs", "clip_high"], sort=False))
+    epochs = sorted(rb["epochs"].unique())
+    low = rb["clip_high"].min()
+    final = rb[rb["step"] == rb["step"].max()]
+    target = np.floor(final["pass1"].min() * 20) / 20  # as the table reads it (render.demo12)
+    fig, axes = _subplots(1, 2, height=2.9, sharey=True)
+    for (method, mu, high), g in configs:
+        look = {"ls": ("-", "--", ":", "-.")[epochs.index(mu) % 4], "alpha": 1.0 if high == low else 0.5}
+        label = ", ".join([style.label(method)] + ([f"μ = {mu}"] if len(epochs) > 1 else [])
+                          + ([f"ε_high = {high:g}"] if rb["clip_high"].nunique() > 1 else []))
+        h = _over_seeds(g, "step", "entropy_correct")
+        _line(axes[0, 0], h.index, h, method, label=label, **look)
+        x = _over_seeds(g, "step", "pass1")
+        axes[0, 1].plot(x["mean"], h["mean"], **_tag(method), **look)
+    axes[0, 1].axvline(target, color="0.4", lw=0.8, ls="--", zorder=1)
+    axes[0, 1].annotate(f"pass@1 = {target:g} (table)", (target, 1), xycoords=("data", "axes fraction"),
+                        xytext=(-3, -3), textcoords="offset points", ha="right", va="top", fontsize="small")
+    axes[0, 0].set_xlabel("training step")
+    axes[0, 1].set_xlabel("exact pass@1, all prompts (mean over seeds)")
+    axes[0, 0].set_ylabel("entropy among the correct\nanswers (nats), all prompts")
+    C = int(rb["correct_answers"].iloc[0]) if "correct_answers" in rb and len(rb) else 0
+    fig.suptitle(f"Which of {C} correct answers training concentrates on (mean over seeds, 95% band{note})",
+                 fontsize="medium")
+    _legend_below(fig, axes[0, 0].get_legend_handles_labels()[0], ncol=3)
+    return fig
+
+
 # name -> (draw(frames) -> matplotlib Figure, the frames it needs); the pipeline draws demos 1-2 in one job
 # and demos 3-7 in another, so the first can run while training still does
 FIGURES = {
@@ -634,6 +664,7 @@ FIGURES = {
     "kl_penalty": (lambda f: kl_penalty(f["curves"]), ("curves",)),
     "loss_aggregation": (lambda f: loss_aggregation(f["curves"]), ("curves",)),
     "entropy_vs_pass1": (lambda f: entropy_vs_pass1(f["curves"]), ("curves",)),
+    "rank_bias": (lambda f: rank_bias(f["curves"]), ("curves",)),
 }
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .estimators import advantages
-from .policy import policy_gradient, sample_iid, softmax
+from .policy import correct_mass, policy_gradient, sample_iid, softmax
 from .task import LEVEL_KEYS
 
 
@@ -69,13 +69,14 @@ def crossover_k(logits, task, k_max=256):
     k = np.arange(1, k_max + 1)
     def curve(p):  # [K]: mean over prompts of 1 - (1 - p)^k
         return (1 - (1 - p[:, None]) ** k[None]).mean(axis=0)
-    below = np.flatnonzero(curve(softmax(logits)[:, 0]) < curve(softmax(task["logits"])[:, 0]))
+    C = task.get("n_correct", 1)
+    below = np.flatnonzero(curve(correct_mass(softmax(logits), C)) < curve(correct_mass(softmax(task["logits"]), C)))
     return int(k[below[0]]) if len(below) else 0
 
 
 def passk_columns(logits, task, ks):
     """Exact pass@k per level and overall of the policy with these logits: [P, M]."""
-    p0 = softmax(logits)[:, 0]  # [P]
+    p0 = correct_mass(softmax(logits), task.get("n_correct", 1))  # [P] π(correct)
     rows = [(name, int(mask.sum()), k, float(pass_at_k(p0[mask], k).mean()))
             for name, mask in level_groups(task) for k in ks]
     level, n_prompts, k, value = zip(*rows)

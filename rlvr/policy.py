@@ -15,6 +15,20 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
+def correct_mass(pi, n_correct=1):
+    """π(correct) [...] for probabilities pi: [..., M] whose first n_correct answers are correct
+    (one correct answer: pi[..., 0] itself)."""
+    return pi[..., 0] if n_correct == 1 else pi[..., :n_correct].sum(axis=-1)
+
+
+def correct_entropy(logits, n_correct):
+    """Entropy in nats of π restricted to the correct answers 0 .. n_correct−1 and renormalised,
+    from logits [..., M] (finite even where π(correct) underflows): [...]; 0 for one answer."""
+    s = logits[..., :n_correct] - logits[..., :n_correct].max(axis=-1, keepdims=True)
+    log_q = s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
+    return -(np.exp(log_q) * log_q).sum(axis=-1)
+
+
 def _cdf(pi):
     cdf = np.cumsum(pi, axis=-1)
     cdf[..., -1] = 1.0  # rounding must never let u fall past the last answer

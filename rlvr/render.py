@@ -65,6 +65,14 @@ LABELS = {
                         "other prompt's correct answer is of the majority type, and wrong answers are of either. 'below the",
                         "reference from k': the smallest k <= 256 at which the trained policy's exact pass@k over all",
                         "prompts is below the reference's (mean over the seeds where it happens)."],
+        "demo12": "Demo 12: several correct answers per prompt; which one training finds (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "demo12_head": ["policy", "μ", "ε_high", "final pass@1", "correct-answer entropy", "Δ vs GRPO, μ = 1",
+                        "at pass@1 = {t:g}", "Δ vs GRPO, μ = 1"],
+        "demo12_note": ["{C} correct answers per prompt, each half as likely as the one before at step 0, where p(correct) per",
+                        "prompt and so pass@k are demo 1's. Correct-answer entropy: the exact entropy (nats) of π among the correct",
+                        "answers, renormalised, mean over all prompts ({h0:.3f} at step 0, {hmax:.3f} if all were alike);",
+                        "'at pass@1 = t': read off each run's curve where its exact pass@1 first reaches t (linear between",
+                        "evaluations). Δ: paired with the GRPO run (μ = 1) of the same seed."],
         "demo8": "Demo 8: PPO's clipped ratio over μ updates per batch ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
         "demo8_head": ["μ", "ε_low / ε_high", "final pass@1", "Δ vs μ = 1", "entropy (nats)", "Δ vs μ = 1",
                        "clipped"],
@@ -129,6 +137,13 @@ LABELS = {
         "demo7_lr": "学习率",
         "demo7_best": "最佳学习率",
         "other": "其他设置",
+        "demo12": "演示 12：每道题有多个正确回答；训练找到的是哪一个（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "demo12_head": ["策略", "μ", "ε_high", "训练后 pass@1", "正确回答间的熵", "相对 GRPO（μ = 1）之差",
+                        "pass@1 = {t:g} 时", "相对 GRPO（μ = 1）之差"],
+        "demo12_note": ["每道题 {C} 个正确回答，第 0 步时每个的概率是前一个的一半；此时每道题的 p(正确) 与 pass@k 都与演示 1 相同。",
+                        "正确回答间的熵：π 限制在正确回答上并归一化后的精确熵（nats），对全部题目取平均（第 0 步为 {h0:.3f}，",
+                        "全部相等时为 {hmax:.3f}）；“pass@1 = t 时”：在每次运行的曲线上，精确 pass@1 首次达到 t 之处读出",
+                        "（评估点之间线性插值）。差：与同一种子的 GRPO（μ = 1）运行配对。"],
         "demo11": "演示 11：按回答策略类型共享的权重；RL 使 pass@k 变窄（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
         "demo11_head": ["策略", "共享学习率", "pass@{lo}", "pass@{hi}", "少数题：pass@{lo}", "少数题：pass@{hi}",
                         "从哪个 k 起低于参考模型"],
@@ -620,10 +635,61 @@ def demo11(frames, L):
     return ("demo11_shared_policy", _title(L, "demo11", sp.iloc[0], min(n)), [("", head, rows)], note)
 
 
-DEMOS = (demo1, demo2, demo3, demo4, demo5, demo6, demo7, demo8, demo9, demo10, demo11)
+def value_at_pass1(curves, experiment, column, target):
+    """Per run of an experiment: column where the run's exact pass@1 (all prompts) first reaches
+    target, linear between two evaluations (NaN if it never does): a DataFrame of the identifying
+    columns, seed and the value."""
+    import pandas as pd
+
+    from .specs import TrainRow
+
+    c = curves[(curves["experiment"] == experiment) & (curves["level"] == "all")]
+    keys = [k for k in TrainRow.COLUMNS if k in c] + ["seed"]
+    rows = []
+    for key, run in c.groupby(keys, sort=False):
+        run = run.sort_values("step")
+        p, v = run["pass1"].to_numpy(), run[column].to_numpy()
+        hit = np.flatnonzero(p >= target)
+        if not len(hit):
+            value = np.nan
+        elif hit[0] == 0:
+            value = v[0]
+        else:
+            i = hit[0]
+            value = v[i - 1] + (target - p[i - 1]) / (p[i] - p[i - 1]) * (v[i] - v[i - 1])
+        rows.append(dict(zip(keys, key), **{column: value}))
+    return pd.DataFrame(rows, columns=keys + [column])
+
+
+def demo12(frames, L):
+    runs = _experiment_runs(frames, "rank_bias", ["entropy_correct"])
+    if runs is None or "correct_answers" not in runs:
+        return None
+    curves = frames["curves"]
+    target = np.floor(runs["final_pass1"].min() * 20) / 20  # a pass@1 every run reaches
+    at = value_at_pass1(curves, "rank_bias", "entropy_correct", target).rename(
+        columns={"entropy_correct": "entropy_correct_at"})
+    runs = runs.merge(at, on=[k for k in at.columns if k != "entropy_correct_at"], how="left")
+    rows, n = [], []
+    for cfg, g, other in _configs(runs, ("method", "epochs", "clip_high")):
+        base = select_rows(runs, **dict(cfg, method="grpo", epochs=1, clip_low=None, clip_high=None, clip_c=None))
+        base = select_rows(base, clip_high=base["clip_high"].iloc[0]) if len(base) else base
+        rows.append([_method(L, cfg["method"]), f"{cfg['epochs']}", f"{cfg['clip_high']:g}", _pm(g["final_pass1"]),
+                     _pm(g["entropy_correct"]), _delta(g, base, "entropy_correct", 3),
+                     _pm(g["entropy_correct_at"]), _delta(g, base, "entropy_correct_at", 3), other])
+        n.append(g["seed"].nunique())
+    head = [h.format(t=target) for h in L["demo12_head"]]
+    head, rows = _with_others(head, rows, L["other"])
+    C = int(runs["correct_answers"].iloc[0])
+    start = curves[(curves["experiment"] == "rank_bias") & (curves["level"] == "all") & (curves["step"] == 0)]
+    note = [line.format(C=C, h0=start["entropy_correct"].mean(), hmax=np.log(C)) for line in L["demo12_note"]]
+    return ("demo12_rank_bias", _title(L, "demo12", runs.iloc[0], min(n)), [("", head, rows)], note)
+
+
+DEMOS = (demo1, demo2, demo3, demo4, demo5, demo6, demo7, demo8, demo9, demo10, demo11, demo12)
 DEMO_NAMES = ("demo1_reference", "demo2_gradients", "demo3_training", "demo4_group_size",
               "demo5_dynamic_sampling", "demo6_passk_after_training", "demo7_lr_sweep", "demo8_clipping",
-              "demo9_kl_penalty", "demo10_loss_aggregation", "demo11_shared_policy")
+              "demo9_kl_penalty", "demo10_loss_aggregation", "demo11_shared_policy", "demo12_rank_bias")
 
 
 def demo_tables(frames, lang="en"):

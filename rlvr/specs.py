@@ -35,13 +35,14 @@ class TrainRow:
     kl_placement: str = "loss"
     loss_agg: str = "seq-mean-token-sum-norm"
     shared_lr: float = 0.0  # the shared weights' step per answer type (0: the tabular policy)
+    correct_answers: int = 1  # answers 0 .. n−1 of each prompt are correct (task.with_correct_answers)
 
     # the columns that identify the row in each of its Parquet tables (runs, curves, passk_trained);
     # with steps they also name its files: seeds and the shared settings do not, so adding a seed
     # reruns this row's job under the same path
     COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds",
                "epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
-               "loss_agg", "shared_lr")
+               "loss_agg", "shared_lr", "correct_answers")
     OBJECTIVE = ("epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
                  "loss_agg")
 
@@ -61,6 +62,7 @@ class TrainRow:
                           for name, value in zip(self.OBJECTIVE, self.objective)
                           if value != getattr(Objective(), name))
         changed += f"_shared{self.shared_lr!r}" if self.shared_lr else ""
+        changed += f"_correct{self.correct_answers}" if self.correct_answers != 1 else ""
         return (f"runs/{self.experiment}/{self.method}/lr{self.lr!r}_off{self.reward_offset!r}"
                 f"_G{self.G}_n{self.prompts_per_step}_s{self.steps}_dyn{self.max_rounds}{changed}")
 

@@ -63,6 +63,28 @@ def make_task(P=200, M=16, seed=0, level_logodds=DEFAULT_LEVEL_LOGODDS, logodds_
             "type": types, "minority": is_minority}
 
 
+def with_correct_answers(task, n_correct):
+    """The task with answers 0 .. n_correct−1 of every prompt correct (a training row's
+    `correct_answers`): each prompt keeps the reference's p(correct), split among its correct
+    answers in the ratios 1 : 1/2 : 1/4 ... (a likely solution and rarer ones), while the wrong
+    answers n_correct .. M−1 keep their relative weights and share 1 − p. Pass@k, which depends on
+    p(correct) alone, is the reference's; what changes is which correct answer the policy finds.
+    n_correct = 1 returns the task itself."""
+    if n_correct == 1:
+        return task
+    M = task["M"]
+    if not 1 <= n_correct < M:
+        raise ValueError(f"correct_answers = {n_correct} must be in 1..{M - 1} (task.M = {M}: one wrong answer at least)")
+    z = np.asarray(task["logits"], float)  # [P, M]
+    lse = np.logaddexp.reduce(z, axis=1)  # [P]
+    log_p = z[:, 0] - lse  # log p(correct), as the reference has it
+    log_wrong = np.logaddexp.reduce(z[:, 1:], axis=1) - lse  # log(1 − p)
+    share = 0.5 ** np.arange(n_correct)  # [C]
+    correct = log_p[:, None] + np.log(share / share.sum())[None]  # [P, C]
+    wrong = z[:, n_correct:] - np.logaddexp.reduce(z[:, n_correct:], axis=1, keepdims=True) + log_wrong[:, None]
+    return {**task, "logits": np.concatenate([correct, wrong], axis=1), "n_correct": n_correct}
+
+
 def task_columns(task_cfg):
     """The task as columns: prompt, level, level_name, p_correct, logit_0 .. logit_{M-1},
     length_0 .. length_{M-1}."""

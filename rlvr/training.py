@@ -16,8 +16,8 @@ from .estimators import ESTIMATORS, advantages
 from .exact import kl_gradient_columns
 from .metrics import crossover_k, passk_columns
 from .objective import Objective, aggregation_weights, kl_estimate, policy_updates
-from .policy import inverse_cdf, log_softmax, softmax
-from .task import LEVEL_KEYS
+from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
+from .task import LEVEL_KEYS, with_correct_answers
 
 
 class Record(NamedTuple):
@@ -31,6 +31,8 @@ class Record(NamedTuple):
     entropy_by_level: np.ndarray  # [n_levels]
     kl_ref: float  # exact KL(π‖π_ref) per prompt, mean over all prompts
     kl_ref_by_level: np.ndarray  # [n_levels]
+    entropy_correct: float  # exact entropy of π among the correct answers, renormalised (0: one correct answer)
+    entropy_correct_by_level: np.ndarray  # [n_levels]
     clip_frac: float  # share of (answer, update) pairs the clip zeroed since the last record (0: none)
     clip_frac_by_level: np.ndarray  # [n_levels]
     length_correct: float  # exact expected tokens of a correct answer to a uniform prompt (NaN: π(correct) = 0)
@@ -84,6 +86,7 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     history holds step 0 (the reference) and every eval_every-th step, always the last.
     """
     P, level, n_levels = task["P"], task["level"], task["n_levels"]
+    C = task.get("n_correct", 1)  # answers 0 .. C−1 are correct (task.with_correct_answers)
     if method not in ESTIMATORS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(ESTIMATORS)}")
     if not 1 <= prompts_per_step <= P:
@@ -106,20 +109,23 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     # softmax at every evaluation cost more than the training steps between two
     ref_logp = log_softmax(np.asarray(task["logits"], float))  # [P, M]: the reference policy
     pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)  # [S, P, M], [S, P], [S, P]
-    p0 = pi_all[..., 0]
-    # answer lengths [P, M]; the expected tokens of a wrong answer, π-weighted, kept like p0
+    p_correct = correct_mass(pi_all, C)  # [S, P]
+    H_correct = correct_entropy(logits, C)  # [S, P]: 0 with one correct answer
+    # answer lengths [P, M]; the expected tokens of a correct and of a wrong answer, π-weighted
     length = np.asarray(task["length"], np.int64)
     unit = length.mean()  # every aggregation mode weighs an answer of the mean length alike
-    wrong_tokens = (pi_all[..., 1:] * length[:, 1:]).sum(axis=-1)  # [S, P]: Σ_{a≥1} π_a L_a
+    correct_tokens = (pi_all[..., :C] * length[:, :C]).sum(axis=-1)  # [S, P]: Σ_{a<C} π_a L_a
+    wrong_tokens = (pi_all[..., C:] * length[:, C:]).sum(axis=-1)  # [S, P]: Σ_{a≥C} π_a L_a
     updated = []  # (seed and level of each row, its answers the clip zeroed) of each step since the last record
     if shared_lr:
         types = np.asarray(task["type"], np.int64)  # [P, M]
         n_types = int(types.max()) + 1
 
     def record(step, mean_reward, zero_frac, answers_so_far):
-        per_prompt = np.stack([p0, H, kl_ref, p0 * length[:, 0], wrong_tokens, 1 - p0])  # [6, S, P]
-        means, level_mean = level_means(per_prompt, level, n_levels)
-        (overall, h, d, c, w, q), (by_level, h_level, d_level, c_level, w_level, q_level) = means, level_mean
+        per_prompt = np.stack([p_correct, H, kl_ref, correct_tokens, wrong_tokens, 1 - p_correct, H_correct])
+        means, level_mean = level_means(per_prompt, level, n_levels)  # [7, S], [7, S, n_levels]
+        (overall, h, d, c, w, q, hc), (by_level, h_level, d_level, c_level, w_level, q_level, hc_level) = \
+            means, level_mean
         # E[L | correct] and E[L | wrong] of an answer to a uniform prompt: ratios of sums
         with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where π(correct) is 0 or 1
             len_c, len_c_level = c / overall, c_level / by_level
@@ -137,7 +143,7 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
             clip, clip_level = np.zeros(S), np.zeros((S, n_levels))
         return [Record(step, float(overall[s]), float(mean_reward[s]), float(zero_frac[s]), by_level[s],
                        int(answers_so_far[s]), float(h[s]), h_level[s], float(d[s]), d_level[s],
-                       float(clip[s]), clip_level[s], float(len_c[s]), len_c_level[s],
+                       float(hc[s]), hc_level[s], float(clip[s]), clip_level[s], float(len_c[s]), len_c_level[s],
                        float(len_w[s]), len_w_level[s])
                 for s in range(S)]
 
@@ -152,12 +158,13 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
             rng.random(out=u[s])
         pi = softmax(logits[seed_rows.reshape(S, n), prompts])  # [S, n, M]
         y = inverse_cdf(pi, u)  # [S, n, G]
-        r = (y == 0) + reward_offset  # [S, n, G]
+        r = (y < C) + reward_offset  # [S, n, G]
         no_signal = (r == r[..., :1]).all(axis=-1)  # [S, n]: all G rewards equal
         answers += n * G
         step_groups = np.full(S, n)
         step_zero = no_signal.sum(axis=1)
-        zero_pred += (pi[..., 0] ** G + (1 - pi[..., 0]) ** G).sum(axis=1)  # P(all G equal)
+        p_drawn = correct_mass(pi, C)  # [S, n]
+        zero_pred += (p_drawn**G + (1 - p_drawn) ** G).sum(axis=1)  # P(all G equal)
         if not max_rounds:  # the batch: all S * n rows, seed by seed
             rows = (seed_rows, prompts.ravel(), pi.reshape(S * n, -1), y.reshape(S * n, G),
                     r.reshape(S * n, G))
@@ -175,14 +182,15 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                     more = rng.choice(candidates, min(n, len(candidates)), replace=False)  # [m]
                     pi_m = softmax(logits[s, more])  # [m, M]
                     y_m = inverse_cdf(pi_m, rng.random((len(more), G)))  # [m, G]
-                    r_m = (y_m == 0) + reward_offset
+                    r_m = (y_m < C) + reward_offset
                     signal = ~(r_m == r_m[:, :1]).all(axis=1)
                     used[more] = True
                     rounds += 1
                     answers[s] += len(more) * G
                     step_groups[s] += len(more)
                     step_zero[s] += int((~signal).sum())
-                    zero_pred[s] += float((pi_m[:, 0] ** G + (1 - pi_m[:, 0]) ** G).sum())
+                    p_m = correct_mass(pi_m, C)
+                    zero_pred[s] += float((p_m**G + (1 - p_m) ** G).sum())
                     seed_parts.append((more[signal], pi_m[signal], y_m[signal], r_m[signal]))
                     kept += int(signal.sum())
                 parts.append([np.concatenate(x)[:n] for x in zip(*seed_parts)])
@@ -206,11 +214,11 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                 cuts = np.cumsum(sizes)[:-1]
                 parts = zip(*(np.split(x, cuts) for x in (r_adv, pi_b, V[seed_of, prompt_of])),
                             np.split(logp_b, cuts) if reads_logp else [None] * S)
-                A = np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset, logp=l_s)
-                                    for r_s, pi_s, v_s, l_s in parts])
+                A = np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset, logp=l_s,
+                                               n_correct=C) for r_s, pi_s, v_s, l_s in parts])
             else:
                 A = advantages(r_adv, method, baseline=V[seed_of, prompt_of], pi=pi_b,
-                               offset=reward_offset, logp=logp_b)  # [R, G]
+                               offset=reward_offset, logp=logp_b, n_correct=C)  # [R, G]
             if method == "learned":
                 V[seed_of, prompt_of] += value_lr * (r_adv.mean(axis=1) - V[seed_of, prompt_of])
             gain = None  # the lecture's loss weighs every answer 1, whatever its length
@@ -231,8 +239,11 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                 logits[seed_of, prompt_of] = z
                 pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
                     z, ref_logp[prompt_of])
-                p0[seed_of, prompt_of] = pi_new[:, 0]
-                wrong_tokens[seed_of, prompt_of] = (pi_new[:, 1:] * length[prompt_of, 1:]).sum(axis=-1)
+                p_correct[seed_of, prompt_of] = correct_mass(pi_new, C)
+                correct_tokens[seed_of, prompt_of] = (pi_new[:, :C] * length[prompt_of, :C]).sum(axis=-1)
+                wrong_tokens[seed_of, prompt_of] = (pi_new[:, C:] * length[prompt_of, C:]).sum(axis=-1)
+                if C > 1:
+                    H_correct[seed_of, prompt_of] = correct_entropy(z, C)
             else:  # the shared weights move every prompt: ∂/∂w_k = Σ_rows Σ_{a: type k} g[row, a]
                 g = (z - logits[seed_of, prompt_of]) / lr  # [R, M]: each row's gradient
                 cell = seed_of[:, None] * n_types + types[prompt_of]  # [R, M]: (seed, type) of each answer
@@ -240,8 +251,9 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                 logits[seed_of, prompt_of] = z
                 logits += (shared_lr * grad_w)[np.arange(S)[:, None, None], types[None]]  # [S, P, M]
                 pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)
-                p0 = pi_all[..., 0]
-                wrong_tokens = (pi_all[..., 1:] * length[:, 1:]).sum(axis=-1)
+                p_correct, H_correct = correct_mass(pi_all, C), correct_entropy(logits, C)
+                correct_tokens = (pi_all[..., :C] * length[:, :C]).sum(axis=-1)
+                wrong_tokens = (pi_all[..., C:] * length[:, C:]).sum(axis=-1)
         if step % eval_every == 0 or step == steps:
             if not max_rounds:
                 mean_reward = r.reshape(S, n * G).mean(axis=1)  # [S]
@@ -274,6 +286,7 @@ def row_columns(task, row):
     """Train every seed of a TrainRow (specs.py); return its (summary: a row per seed, learning
     curves in long format, exact pass@k of each trained policy, how each KL estimator's exact
     gradient points on each trained policy), as columns, seed after seed."""
+    task = with_correct_answers(task, row.correct_answers)
     outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
                        reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
                        max_rounds=row.max_rounds, objective=row.objective, shared_lr=row.shared_lr)
@@ -294,6 +307,7 @@ def row_columns(task, row):
         pass1 = np.array([list(rec.pass1_by_level) + [rec.pass1] for rec in out["history"]])  # [T, 5]
         entropy = np.array([list(rec.entropy_by_level) + [rec.entropy] for rec in out["history"]])  # [T, 5]
         kl_ref = np.array([list(rec.kl_ref_by_level) + [rec.kl_ref] for rec in out["history"]])  # [T, 5]
+        h_correct = np.array([list(rec.entropy_correct_by_level) + [rec.entropy_correct] for rec in out["history"]])
         clip = np.array([list(rec.clip_frac_by_level) + [rec.clip_frac] for rec in out["history"]])  # [T, 5]
         len_c = np.array([list(rec.length_correct_by_level) + [rec.length_correct] for rec in out["history"]])
         len_w = np.array([list(rec.length_wrong_by_level) + [rec.length_wrong] for rec in out["history"]])
@@ -303,6 +317,7 @@ def row_columns(task, row):
         curve.update({"seed": [seed] * n, "step": np.repeat(steps, len(names)),
                       "answers": np.repeat(answers, len(names)), "level": names * len(steps),
                       "pass1": pass1.ravel(), "entropy": entropy.ravel(), "kl_ref": kl_ref.ravel(),
+                      "entropy_correct": h_correct.ravel(),
                       "clip_frac": clip.ravel(), "length_correct": len_c.ravel(), "length_wrong": len_w.ravel()})
         exact = passk_columns(out["logits"], task, row.k)
         passk = {k: [v] * len(exact["k"]) for k, v in ident.items()}

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlvr.compute import compute_all
-from rlvr.config import LEVELS, expand_rows, figures, validate_config
+from rlvr.config import LEVELS, ROW_EXPERIMENTS, expand_rows, figures, validate_config
 from rlvr.estimators import ESTIMATORS
 from rlvr.figures import draw_figure
 from rlvr.render import render_text, write_tables
@@ -29,6 +29,7 @@ def some(values, max_size=None):
 @st.composite
 def configs(draw):
     G = draw(st.integers(2, 4))
+    M = draw(st.integers(2, 5))
     usable = [m for m in METHODS if ESTIMATORS[m].min_G <= G]  # the check refuses the others
     methods = draw(some(usable, 4))
     offsets = draw(some([0.0, 1.0, -0.5], 2))
@@ -56,13 +57,15 @@ def configs(draw):
         "loss_aggregation": {**train, "enabled": draw(st.booleans()),
                              "rows": [row({"loss_agg": draw(some(["seq-mean-token-sum-norm", "seq-mean-token-mean",
                                                                   "token-mean"], 2))})]}}
+    objective["rank_bias"] = {**train, "enabled": draw(st.booleans()),  # several correct answers
+                              "rows": [row({"correct_answers": draw(some(list(range(1, M)), 2))})]}
     objective["shared_policy"] = {**train, "enabled": draw(st.booleans()),  # shared weights: one update a batch
                                   "rows": [{"method": methods, "lr": draw(st.sampled_from([0.5, 4.0])),
                                             "shared_lr": draw(some([0.0, 0.05, 1.0], 2))}]}
     logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]), min_size=4, max_size=4)))
     return {
         "lang": draw(st.sampled_from(["en", "zh"])),
-        "task": {"P": 8, "M": draw(st.integers(2, 5)), "seed": draw(st.integers(0, 3)), "level_logodds": logodds,
+        "task": {"P": 8, "M": M, "seed": draw(st.integers(0, 3)), "level_logodds": logodds,
                  "answer_length": draw(st.sampled_from([[1, 1], [100, 1000], [7, 9]])),
                  "minority": {"levels": draw(st.lists(st.sampled_from(list(LEVELS)), max_size=2, unique=True)),
                               "share": draw(st.sampled_from([0.0, 0.5, 1.0])),
@@ -99,8 +102,7 @@ def test_every_accepted_config_computes_tables_and_draws(raw, tmp_path_factory):
         tables = compute_all(cfg)
     except FloatingPointError as err:  # a KL penalty's k2/k3 is unbounded: a large β·lr may diverge
         penalised = any(row["kl_beta"] and (row["kl_estimator"] != "k1" or row["kl_placement"] == "reward")
-                        for name in ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation",
-                                     "shared_policy")
+                        for name in ROW_EXPERIMENTS
                         for row, _ in expand_rows(cfg[name]["rows"], name))
         assert penalised and "training diverged at step" in str(err) and "lower lr or kl_beta" in str(err)
         return

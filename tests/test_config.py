@@ -90,19 +90,20 @@ def test_empty_config_gets_the_lecture_defaults():
                            "minority": {"levels": ["very_hard"], "share": 0.5, "wrong_share": 0.5}}
     assert len(cfg["training"]["rows"]) == 16 and cfg["group_size"]["G"] == [2, 4, 8, 16, 32]
     # training rows, the lr sweep's 4 methods x 9 lrs, clipping 3 x 3, KL 1 + 3 x 3 x 2, aggregation
-    # 2 x 3, shared weights 5 x 3, 5 group sizes, dynamic and plain: the lecture's 5 seeds, except
-    # where an ordering needed more (group sizes 40, dynamic, clipping and aggregation 20, shared 10)
+    # 2 x 3, shared weights 6 x 3, rank bias 2 + 2 x 2, 5 group sizes, dynamic and plain: the
+    # lecture's 5 seeds, except where an ordering needed more (group sizes 40, dynamic, clipping,
+    # aggregation and rank bias 20, shared 10)
     rows = train_rows(cfg)
-    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 5 * 3 + 5 + 2
+    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 6 * 3 + 2 + 2 * 2 + 5 + 2
     seeds = {row.experiment: row.seeds for row in rows}
     assert seeds == {"training": (0, 1, 2, 3, 4), "lr_sweep": (0, 1, 2, 3, 4), "clipping": tuple(range(20)),
                      "kl_penalty": (0, 1, 2, 3, 4), "loss_aggregation": tuple(range(20)),
-                     "shared_policy": tuple(range(10)),
+                     "shared_policy": tuple(range(10)), "rank_bias": tuple(range(20)),
                      "group_size": tuple(range(40)), "dynamic": tuple(range(20))}
     assert len({row.path for row in rows}) == len(rows)
     # the lecture's rows keep their paths: only an objective other than the default names itself
     assert all(row.path.endswith(f"_dyn{row.max_rounds}") for row in rows
-               if row.objective == Objective() and not row.shared_lr)
+               if row.objective == Objective() and not row.shared_lr and row.correct_answers == 1)
     # 4 methods x 2 offsets on medium, grpo on the 3 other levels (medium is shared),
     # 6 further estimators x 2 offsets on medium
     assert len(gradstat_cases(cfg)) == 4 * 2 + 3 + 6 * 2

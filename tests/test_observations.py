@@ -380,3 +380,57 @@ def test_13_pkpo_narrows_least(default_results):
              ["crossover_k"].to_numpy() for m in ("pkpo_k4", "grpo")}
     diff, se = _diff_se(cross["pkpo_k4"], cross["grpo"])
     assert diff > 3 * se, (diff, se)  # later, at shared lr 0.05
+
+
+# --- demo 12: several correct answers, GRPO's rank bias (README "Several correct answers") -------
+
+
+def _rank_bias(res, column, method, epochs, clip_high, at_pass1=None):
+    """Per seed, a rank_bias run's final value of a curves column, or its value where pass@1
+    first reaches at_pass1."""
+    from rlvr.render import value_at_pass1
+
+    c = res["curves"]
+    if at_pass1 is None:
+        c = c[(c["experiment"] == "rank_bias") & (c["level"] == "all")]
+        c = c[c["step"] == c["step"].max()]
+    else:
+        c = value_at_pass1(c, "rank_bias", column, at_pass1)
+    run = c[(c["method"] == method) & (c["epochs"] == epochs) & (c["clip_high"] == clip_high)]
+    assert len(run) == 20
+    return run.set_index("seed")[column]
+
+
+def _paired_se(a, b):
+    d = (a - b).to_numpy()
+    return d.mean(), d.std(ddof=1) / np.sqrt(len(d))
+
+
+def test_12_grpo_concentrates_on_the_likeliest_correct_answer(default_results):
+    start = default_results["curves"]
+    start = start[(start["experiment"] == "rank_bias") & (start["step"] == 0)]["entropy_correct"]
+    assert np.allclose(start, start.iloc[0]) and abs(start.iloc[0] - 1.137) < 5e-4  # the halves 8:4:2:1
+    final = _rank_bias(default_results, "entropy_correct", "grpo", 1, 0.2)
+    assert final.max() < 0.3  # from 1.137 nats: every seed
+
+
+def test_12_the_unlikeliness_reward_and_more_epochs_keep_correct_answers_spread(default_results):
+    """At equal pass@1 (0.75), paired with GRPO μ = 1: unlikeliness > μ = 4 > μ = 2 > 0, each step
+    by more than 3 s.e.; clip-higher lowers the entropy at μ = 2 and 4; the unlikeliness reward
+    costs pass@1."""
+    def at(method, epochs, clip_high=0.2):
+        return _rank_bias(default_results, "entropy_correct", method, epochs, clip_high, at_pass1=0.75)
+
+    order = [at("unlikeliness", 1), at("grpo", 4), at("grpo", 2), at("grpo", 1)]
+    for higher, lower in zip(order, order[1:]):
+        diff, se = _paired_se(higher, lower)
+        assert diff > 3 * se, (diff, se)
+    for mu in (2, 4):
+        diff, se = _paired_se(at("grpo", mu, 0.28), at("grpo", mu))
+        assert diff < -3 * se, (mu, diff, se)
+    runs = default_results["runs"]
+    rb = runs[runs["experiment"] == "rank_bias"]
+    unl, grpo = (rb[(rb["method"] == m) & (rb["epochs"] == 1)].set_index("seed")["final_pass1"]
+                 for m in ("unlikeliness", "grpo"))
+    diff, se = _paired_se(unl, grpo)
+    assert diff < -3 * se, (diff, se)
