@@ -30,7 +30,7 @@ EPS = 1e-6
 
 class Context(NamedTuple):
     baseline: np.ndarray | None = None  # [n] learned value V per prompt
-    pi: np.ndarray | None = None  # [n, M] policy probabilities, answer 0 correct
+    pi: np.ndarray | None = None  # [n, M] policy probabilities, answers 0 .. n_correct−1 correct
     offset: float = 0.0  # reward offset: r = 1{correct} + offset
     weights: np.ndarray | None = None  # [n] row weights for batch statistics
     logp: np.ndarray | None = None  # [n, G] log π_old(y) of each sampled answer

@@ -24,6 +24,8 @@ def correct_mass(pi, n_correct=1):
 def correct_entropy(logits, n_correct):
     """Entropy in nats of π restricted to the correct answers 0 .. n_correct−1 and renormalised,
     from logits [..., M] (finite even where π(correct) underflows): [...]; 0 for one answer."""
+    if n_correct == 1:
+        return np.zeros(logits.shape[:-1])
     s = logits[..., :n_correct] - logits[..., :n_correct].max(axis=-1, keepdims=True)
     log_q = s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
     return -(np.exp(log_q) * log_q).sum(axis=-1)

@@ -12,6 +12,10 @@ prompt" is of type 1 (its one correct way needs the minority strategy), of any o
 type 0; a wrong answer is of type 1 with probability `wrong_share`. The minority prompts are a
 share of the prompts of the given levels (by default half the very hard ones): what RL on the
 majority's prompts can take away from, through the shared weights.
+
+A training row may make several answers of every prompt correct (with_correct_answers): the
+reference's p(correct) is kept and split among them, so that a likely solution and rarer ones
+exist side by side.
 """
 
 import numpy as np

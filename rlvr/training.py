@@ -80,6 +80,9 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     prompt's score-function gradient on the answers of that type. shared_lr = 0 is the tabular
     policy, bit for bit. (One update per batch: epochs must be 1.)
 
+    A task from task.with_correct_answers has answers 0 .. task["n_correct"]−1 correct (reward 1
+    for any of them); every other task, answer 0 alone.
+
     max_rounds > 0 turns on dynamic sampling (DAPO; verl filter_groups): groups whose rewards
     are all equal are dropped and further rounds draw other prompts until prompts_per_step
     groups are kept or max_rounds rounds were drawn; every answer drawn counts in "answers".
