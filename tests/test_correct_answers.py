@@ -6,7 +6,7 @@ import pytest
 from rlvr import make_task
 from rlvr.estimators import advantages
 from rlvr.objective import Objective
-from rlvr.policy import correct_entropy, sample_answers, softmax
+from rlvr.policy import correct_entropy, softmax
 from rlvr.task import with_correct_answers
 from rlvr.training import train_seeds
 
@@ -29,24 +29,20 @@ def test_the_reference_keeps_p_correct_and_splits_it_by_halves():
 def test_training_equals_a_onehot_reimplementation_with_several_correct_answers():
     """The kernel with answers 0 .. 2 correct, against the loop written out: the same draws, the
     reward 1 for any of them, the same logits at the end."""
-    from test_kernel import onehot_gradient
+    from test_kernel import onehot_training
 
     task = with_correct_answers(make_task(P=20, M=6, seed=3), 3)
     steps, n, G, lr, seed = 30, 5, 4, 2.0, 11
     for method in ("grpo", "oracle", "unlikeliness"):
         out = train_seeds(task, method, steps, n, G, lr, [seed], eval_every=steps)[0]
-        rng = np.random.default_rng(seed)
-        logits = task["logits"].copy()
-        for _ in range(steps):
-            prompts = rng.choice(task["P"], n, replace=False)
-            pi = softmax(logits[prompts])
-            y = sample_answers(pi, G, rng)
+
+        def advantages_of(y, pi, method=method):
             r = np.isin(y, [0, 1, 2]).astype(float)
             if method == "oracle":  # the true value: p(correct) = π_0 + π_1 + π_2
-                A = r - (pi[:, 0] + pi[:, 1] + pi[:, 2])[:, None]
-            else:
-                A = advantages(r, method, logp=np.log(np.take_along_axis(pi, y, axis=1)))
-            logits[prompts] += lr * onehot_gradient(y, A, pi)
+                return r - (pi[:, 0] + pi[:, 1] + pi[:, 2])[:, None]
+            return advantages(r, method, logp=np.log(np.take_along_axis(pi, y, axis=1)))
+
+        logits = onehot_training(task, steps, n, G, lr, seed, advantages_of)
         np.testing.assert_allclose(out["logits"], logits, atol=1e-10, err_msg=method)
 
 

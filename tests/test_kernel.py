@@ -25,6 +25,19 @@ def test_policy_gradient_equals_onehot_formula(n, G, M):
     np.testing.assert_allclose(policy_gradient(y, A, pi), onehot_gradient(y, A, pi), atol=1e-12)
 
 
+def onehot_training(task, steps, n, G, lr, seed, advantages_of):
+    """train()'s loop written out with the one-hot formula: the same draws from default_rng(seed);
+    advantages_of(y, pi) -> A: [n, G]. The final logits [P, M]."""
+    rng = np.random.default_rng(seed)
+    logits = task["logits"].copy()
+    for _ in range(steps):
+        prompts = rng.choice(task["P"], n, replace=False)
+        pi = softmax(logits[prompts])
+        y = sample_answers(pi, G, rng)
+        logits[prompts] += lr * onehot_gradient(y, advantages_of(y, pi), pi)
+    return logits
+
+
 @pytest.mark.parametrize("method", ["grpo", "unlikeliness"])
 def test_training_equals_a_onehot_reimplementation_for_the_same_seed(method):
     """Re-run train()'s loop with the one-hot formula: same draws, same logits at the end (the
@@ -32,14 +45,8 @@ def test_training_equals_a_onehot_reimplementation_for_the_same_seed(method):
     task = make_task(P=20, M=6, seed=3)
     steps, n, G, lr, seed = 40, 5, 4, 2.0, 11
     out = train(task, method, steps, n, G, lr, seed, eval_every=steps)
-    rng = np.random.default_rng(seed)
-    logits = task["logits"].copy()
-    for _ in range(steps):
-        prompts = rng.choice(task["P"], n, replace=False)
-        pi = softmax(logits[prompts])
-        y = sample_answers(pi, G, rng)
-        A = advantages((y == 0).astype(float), method, logp=np.log(np.take_along_axis(pi, y, axis=1)))
-        logits[prompts] += lr * onehot_gradient(y, A, pi)
+    logits = onehot_training(task, steps, n, G, lr, seed, lambda y, pi: advantages(
+        (y == 0).astype(float), method, logp=np.log(np.take_along_axis(pi, y, axis=1))))
     np.testing.assert_allclose(out["logits"], logits, atol=1e-10)
 
 
