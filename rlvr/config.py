@@ -158,8 +158,6 @@ def validate_config(config):
                 check_finite(keys[field], row[field])
             need(row["correct_answers"] < task["M"], keys["correct_answers"],
                  f"{row['correct_answers']} leaves no wrong answer among task.M = {task['M']}")
-            need(not (row["shared_lr"] and row["epochs"] != 1), keys["epochs"],
-                 f"{row['epochs']}: a row with shared_lr > 0 takes one update per batch (epochs 1)")
             ident = tuple(row[field] for field in ROW_FIELDS)
             need(ident not in seen, keys["row"], f"duplicates {seen.get(ident)} {row}")
             seen.setdefault(ident, keys["row"])

@@ -114,10 +114,12 @@ def aggregation_weights(mode, length, batch_tokens=None, batch_answers=None, uni
     raise ValueError(f"unknown loss aggregation {mode!r}; allowed: {', '.join(LOSS_AGGREGATIONS)}")
 
 
-def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None):
+def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None):
     """The obj.epochs (μ) updates of one batch, as GRPO's inner loop: z: [R, M] logits of π_old,
     y: [R, G] the answers sampled from it, A: [R, G] their advantages, pi_old = softmax(z): [R, M],
-    ref_y: [R, G] log π_ref(y) (read when obj.kl_beta), gain: [R, G] aggregation weights (None: 1)
+    ref_y: [R, G] log π_ref(y) (read when obj.kl_beta), gain: [R, G] aggregation weights (None: 1),
+    shared(z_before, z_after) -> [R, M]: what weights shared across prompts add to these rows'
+    logits after each update (training's shared_lr; None: none)
     -> (z after the updates: [R, M], clipped: [R] (answer, update) pairs the clip zeroed per row).
 
     Each update ascends (1/G) Σ_i gain_i [min(ρ_i A_i, clip(ρ_i) A_i) − β k(y_i)] with
@@ -141,5 +143,6 @@ def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None):
             W = W - obj.kl_beta * kl_estimate_slope(logp - ref_y, obj.kl_estimator)
         if gain is not None:
             W = W * gain
-        z = z + lr * policy_gradient(y, W, pi)
+        z_next = z + lr * policy_gradient(y, W, pi)
+        z = z_next if shared is None else z_next + shared(z, z_next)
     return z, clipped_rows

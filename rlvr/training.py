@@ -8,6 +8,7 @@ random draws loop over seeds; the softmax, sampling, advantages and updates are 
 call for all of them.
 """
 
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -62,6 +63,17 @@ def softmax_entropy_kl(logits, ref_logp):
     return pi, -(pi * logp).sum(axis=-1), (pi * (logp - ref_logp)).sum(axis=-1)
 
 
+def shared_weights_step(z_before, z_after, lr, shared_lr, cell, moved):
+    """The move of the weights shared per (seed, answer type) after one update of a batch's rows
+    z_before -> z_after: [R, M]: ∂/∂w_k = Σ_rows Σ_{a: type k} g[row, a] with g = (z_after −
+    z_before) / lr, times shared_lr. cell: [R, M] the (seed, type) index s·T + k of each row's
+    answers; the move is added into moved: [S, T] and returned on the rows' answers: [R, M]."""
+    g = (z_after - z_before) / lr  # [R, M]: each row's gradient
+    dw = shared_lr * np.bincount(cell.ravel(), g.ravel(), moved.size)  # [S * T]
+    moved += dw.reshape(moved.shape)
+    return dw[cell]
+
+
 def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offset=0.0,
                 value_lr=0.2, eval_every=1, max_rounds=0, objective=None, shared_lr=0.0):
     """Train from the reference logits once per seed; return one dict per seed with "history"
@@ -77,8 +89,8 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     shared_lr > 0 adds shared weights w: [S, T] per answer type (task["type"]: [P, M]) to every
     prompt's logits, logits = z + w[type], so that an update on one prompt moves every prompt's
     answers of the same types; w moves by shared_lr times the exact sum over the batch of each
-    prompt's score-function gradient on the answers of that type. shared_lr = 0 is the tabular
-    policy, bit for bit. (One update per batch: epochs must be 1.)
+    prompt's score-function gradient on the answers of that type, after each of the epochs
+    updates (so the inner updates' ratios see it). shared_lr = 0 is the tabular policy, bit for bit.
 
     A task from task.with_correct_answers has answers 0 .. task["n_correct"]−1 correct (reward 1
     for any of them); every other task, answer 0 alone.
@@ -98,8 +110,6 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     obj.check()
     if not shared_lr >= 0:
         raise ValueError(f"shared_lr = {shared_lr!r} must be >= 0")
-    if shared_lr and obj.epochs != 1:
-        raise ValueError(f"shared_lr = {shared_lr:g} takes one update per batch (epochs = 1), not {obj.epochs}")
     S, n = len(seeds), prompts_per_step
     rngs = [np.random.default_rng(seed) for seed in seeds]
     logits = np.repeat(np.asarray(task["logits"], float)[None], S, axis=0)  # [S, P, M]
@@ -229,8 +239,13 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                 length_b = length[prompt_of[:, None], y_b]  # [R, G] tokens of each sampled answer
                 batch_tokens = np.bincount(seed_of, length_b.sum(axis=1), S)[seed_of, None]  # [R, 1]
                 gain = aggregation_weights(obj.loss_agg, length_b, batch_tokens, sizes[seed_of, None] * G, unit)
+            shared_move = None
+            if shared_lr:  # the shared weights move after each of the μ updates
+                moved = np.zeros((S, n_types))  # their move over this batch's updates
+                shared_move = partial(shared_weights_step, lr=lr, shared_lr=shared_lr, moved=moved,
+                                      cell=seed_of[:, None] * n_types + types[prompt_of])  # (seed, type) per answer
             with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is caught just below
-                z, clipped = policy_updates(z, y_b, A, pi_b, lr, obj, ref_y, gain)  # μ updates
+                z, clipped = policy_updates(z, y_b, A, pi_b, lr, obj, ref_y, gain, shared_move)  # μ updates
             if not np.isfinite(z).all():  # k2/k3 grow without bound where π(y) ≪ π_ref(y)
                 raise FloatingPointError(
                     f"training diverged at step {step} (seed {seeds[seed_of[~np.isfinite(z).all(axis=1)][0]]}): "
@@ -247,12 +262,9 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                 wrong_tokens[seed_of, prompt_of] = (pi_new[:, C:] * length[prompt_of, C:]).sum(axis=-1)
                 if C > 1:
                     H_correct[seed_of, prompt_of] = correct_entropy(z, C)
-            else:  # the shared weights move every prompt: ∂/∂w_k = Σ_rows Σ_{a: type k} g[row, a]
-                g = (z - logits[seed_of, prompt_of]) / lr  # [R, M]: each row's gradient
-                cell = seed_of[:, None] * n_types + types[prompt_of]  # [R, M]: (seed, type) of each answer
-                grad_w = np.bincount(cell.ravel(), g.ravel(), S * n_types).reshape(S, n_types)  # [S, T]
+            else:  # the shared weights moved every prompt; the batch rows' z has it already
+                logits += moved[np.arange(S)[:, None, None], types[None]]  # [S, P, M]
                 logits[seed_of, prompt_of] = z
-                logits += (shared_lr * grad_w)[np.arange(S)[:, None, None], types[None]]  # [S, P, M]
                 pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)
                 p_correct, H_correct = correct_mass(pi_all, C), correct_entropy(logits, C)
                 correct_tokens = (pi_all[..., :C] * length[:, :C]).sum(axis=-1)

@@ -61,7 +61,8 @@ def configs(draw):
                               "rows": [row({"correct_answers": draw(some(list(range(1, M)), 2))})]}
     objective["shared_policy"] = {**train, "enabled": draw(st.booleans()),  # shared weights: one update a batch
                                   "rows": [{"method": methods, "lr": draw(st.sampled_from([0.5, 4.0])),
-                                            "shared_lr": draw(some([0.0, 0.05, 1.0], 2))}]}
+                                            "shared_lr": draw(some([0.0, 0.05, 1.0], 2)),
+                                            "epochs": draw(st.sampled_from([1, 2]))}]}
     logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]), min_size=4, max_size=4)))
     return {
         "lang": draw(st.sampled_from(["en", "zh"])),

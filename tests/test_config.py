@@ -66,8 +66,6 @@ BAD = [
      "training.rows[0].kl_placement[1]", "'loss', 'reward'"),
     ({"training": {"rows": [dict(ROW, loss_agg="token-sum")]}}, "training.rows[0].loss_agg", "'token-mean'"),
     ({"training": {"rows": [ROW, dict(ROW, epochs=1)]}}, "training.rows[1]", "duplicates training.rows[0]"),
-    ({"training": {"rows": [dict(ROW, shared_lr=0.1, epochs=2)]}}, "training.rows[0].epochs",
-     "a row with shared_lr > 0 takes one update per batch"),
     ({"training": {"rows": [dict(ROW, shared_lr=-0.1)]}}, "training.rows[0].shared_lr", "minimum"),
     ({"task": {"minority": {"levels": ["impossible"]}}}, "task.minority.levels[0]", "very_hard"),
     ({"task": {"minority": {"share": 1.5}}}, "task.minority.share", "maximum"),

@@ -7,7 +7,6 @@ policy, bit for bit; a seed's bits do not depend on the seeds beside it.
 """
 
 import numpy as np
-import pytest
 
 from rlvr.estimators import advantages
 from rlvr.objective import Objective
@@ -83,9 +82,39 @@ def test_the_records_follow_every_prompt_not_only_the_drawn_ones():
     np.testing.assert_allclose(last.entropy, -(pi * np.log(pi)).sum(axis=1).mean(), rtol=1e-12)
 
 
-def test_shared_weights_need_one_update_per_batch():
-    with pytest.raises(ValueError, match="shared_lr = 0.5 takes one update per batch \\(epochs = 1\\), not 2"):
-        train_seeds(make_task(P=8, M=4), "grpo", 1, 2, 4, 1.0, [0], objective=Objective(epochs=2), shared_lr=0.5)
+def test_inner_updates_move_the_shared_weights_after_each_update():
+    """μ = 3 with shared weights, one step redone by hand: after each update the shared weights
+    move by shared_lr·Σ_rows Σ_{a: type k} g[row, a] and the batch rows see it at once, so the
+    next update's ratio π/π_old (clipped, ε 0.2) is taken on z + w[type]; every prompt ends moved
+    by the three moves of w."""
+    from rlvr.objective import clipped_surrogate_weights
+
+    task = make_task(P=8, M=5, seed=4, minority={"levels": ("very_hard", "hard"), "share": 0.5, "wrong_share": 0.5})
+    lr, shared_lr, n, G, seed, mu = 1.5, 0.7, 4, 6, 3, 3
+    out = train_seeds(task, "grpo", 1, n, G, lr, [seed], objective=Objective(epochs=mu), shared_lr=shared_lr)[0]
+
+    rng = np.random.default_rng(seed)
+    prompts = rng.choice(8, n, replace=False)
+    types = task["type"]
+    z = task["logits"][prompts]  # [n, M]
+    pi_old = softmax(z)
+    y = inverse_cdf(pi_old[None], rng.random((1, n, G)))[0]  # [n, G]
+    A = advantages((y == 0).astype(float), "grpo")
+    logp_old = np.take_along_axis(log_softmax(z), y, axis=1)
+    moved = np.zeros(2)
+    for epoch in range(mu):
+        pi = softmax(z)
+        ratio = np.exp(np.take_along_axis(log_softmax(z), y, axis=1) - logp_old)
+        W = A if epoch == 0 else clipped_surrogate_weights(A, ratio, 0.2, 0.2, 0.0)[0]
+        g = policy_gradient(y, W, pi)
+        dw = shared_lr * np.array([(g * (types[prompts] == k)).sum() for k in range(2)])
+        z = z + lr * g + dw[types[prompts]]
+        moved += dw
+    expected = task["logits"] + moved[types]
+    expected[prompts] = z
+    np.testing.assert_allclose(out["logits"], expected, rtol=0, atol=1e-12)
+    one = train_seeds(task, "grpo", 1, n, G, lr, [seed], shared_lr=shared_lr)[0]
+    assert np.abs(out["logits"] - one["logits"]).max() > 1e-3  # the inner updates did move it further
 
 
 def test_minority_prompts_need_the_minority_type():
