@@ -77,3 +77,23 @@ def test_too_many_correct_answers_are_refused_by_key():
         validate_config({"rank_bias": {"rows": [{"method": "grpo", "lr": 1.0, "correct_answers": [2, 16]}]}})
     with pytest.raises(ConfigError, match=r"training.rows\[0\].correct_answers"):
         validate_config({"training": {"rows": [{"method": "grpo", "lr": 1.0, "correct_answers": 0}]}})
+
+
+@pytest.mark.parametrize("method", ["grpo", "rloo", "none"])
+def test_the_expected_step_on_a_correct_logit_is_its_probability_times_a_common_factor(method):
+    """GRPO's rank bias is in the expected gradient: enumerating every group of G = 3 answers
+    exactly, E[ĝ_j] / π_j is the same for every correct answer j (and differs from a wrong one's),
+    so the likeliest correct answer's logit gains most. Holds for any estimator of the rewards."""
+    from itertools import product
+
+    from rlvr.policy import policy_gradient
+
+    pi = softmax(np.array([[1.0, 0.2, -0.5, 0.3, -1.0]]))[0]  # answers 0, 1, 2 correct
+    G, expected = 3, np.zeros(5)
+    for group in product(range(5), repeat=G):
+        y = np.array([group])
+        A = advantages((y < 3).astype(float), method)
+        expected += np.prod(pi[list(group)]) * policy_gradient(y, A, pi[None])[0]
+    ratio = expected / pi
+    np.testing.assert_allclose(ratio[:3], ratio[0], rtol=1e-12)
+    assert ratio[0] > 0 and abs(ratio[3] - ratio[0]) > 1e-3
