@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .estimators import advantages
+from .estimators import ESTIMATORS, advantages
 from .policy import correct_mass, policy_gradient, sample_iid, softmax
 from .task import LEVEL_KEYS
 
@@ -35,13 +35,14 @@ def gradient_stats(logits_row, method, G, n_reps, rng, offset=0.0, chunk=1 << 16
     """
     pi = softmax(np.asarray(logits_row, float)[None, :])  # [1, M]
     M = pi.shape[1]
+    log_pi = np.log(pi[0]) if "logp" in ESTIMATORS[method].needs else None  # [M], for an estimator that ranks
     count, mean, m2 = 0, np.zeros(M), np.zeros(M)  # running moments of g: [M]
     while count < n_reps:
         n = min(chunk, n_reps - count)
         y = sample_iid(pi[0], (n, G), rng)  # [n, G]
         r = (y == 0) + offset
         pis = np.broadcast_to(pi, (n, M))
-        A = advantages(r, method, offset=offset, pi=pis, logp=np.log(pi[0])[y])
+        A = advantages(r, method, offset=offset, pi=pis, logp=None if log_pi is None else log_pi[y])
         g = policy_gradient(y, A, pis)  # [n, M]
         c_mean = g.mean(axis=0)
         c_m2 = ((g - c_mean) ** 2).sum(axis=0)

@@ -322,28 +322,41 @@ def dynamic_comparison(runs, curves):
     return pd.DataFrame(rows)
 
 
-def answers_to_reach(curves, targets):
-    """Per (max_rounds, seed): the answers drawn until exact pass@1 on all prompts first reaches
-    each target, linear in answers between two evaluations (NaN if never reached).
-    curves: the dynamic experiment's curves. Returns a DataFrame, one row per run."""
+def value_at_pass1(curves, experiment, column, target):
+    """Per run of an experiment: column where the run's exact pass@1 (all prompts) first reaches
+    target, linear between two evaluations (NaN if it never does): a DataFrame of the identifying
+    columns, seed and the value."""
     import pandas as pd
 
+    from .specs import TrainRow
+
+    c = curves[(curves["experiment"] == experiment) & (curves["level"] == "all")]
+    keys = [k for k in TrainRow.COLUMNS if k in c] + ["seed"]
     rows = []
-    for (rounds, seed), c in curves[curves["level"] == "all"].groupby(["max_rounds", "seed"]):
-        c = c.sort_values("step")
-        p, a = c["pass1"].to_numpy(), c["answers"].to_numpy(float)
-        row = {"max_rounds": rounds, "seed": seed}
-        for t in targets:
-            hit = np.flatnonzero(p >= t)
-            if not len(hit):
-                row[t] = np.nan
-            elif hit[0] == 0:
-                row[t] = a[0]
-            else:
-                i = hit[0]
-                row[t] = a[i - 1] + (t - p[i - 1]) / (p[i] - p[i - 1]) * (a[i] - a[i - 1])
-        rows.append(row)
-    return pd.DataFrame(rows)
+    for key, run in c.groupby(keys, sort=False):
+        run = run.sort_values("step")
+        p, v = run["pass1"].to_numpy(), run[column].to_numpy()
+        hit = np.flatnonzero(p >= target)
+        if not len(hit):
+            value = np.nan
+        elif hit[0] == 0:
+            value = v[0]
+        else:
+            i = hit[0]
+            value = v[i - 1] + (target - p[i - 1]) / (p[i] - p[i - 1]) * (v[i] - v[i - 1])
+        rows.append(dict(zip(keys, key), **{column: value}))
+    return pd.DataFrame(rows, columns=keys + [column])
+
+
+def answers_to_reach(curves, targets):
+    """Per (max_rounds, seed) of the dynamic-sampling runs: the answers drawn until exact pass@1 on
+    all prompts first reaches each target (value_at_pass1; NaN if never). One row per run."""
+    out = None
+    for t in targets:
+        at = value_at_pass1(curves, "dynamic", "answers", t)[["max_rounds", "seed", "answers"]]
+        at = at.rename(columns={"answers": t})
+        out = at if out is None else out.merge(at, on=["max_rounds", "seed"])
+    return out
 
 
 def _answers_cell(x):
@@ -634,32 +647,6 @@ def demo11(frames, L):
     minority = select_rows(ref, level="minority", k=ks[0])["n_prompts"] if has_minority else []
     note = [line.format(m=int(minority.iloc[0]) if len(minority) else 0, P=int(all_ref)) for line in L["demo11_note"]]
     return ("demo11_shared_policy", _title(L, "demo11", sp.iloc[0], min(n)), [("", head, rows)], note)
-
-
-def value_at_pass1(curves, experiment, column, target):
-    """Per run of an experiment: column where the run's exact pass@1 (all prompts) first reaches
-    target, linear between two evaluations (NaN if it never does): a DataFrame of the identifying
-    columns, seed and the value."""
-    import pandas as pd
-
-    from .specs import TrainRow
-
-    c = curves[(curves["experiment"] == experiment) & (curves["level"] == "all")]
-    keys = [k for k in TrainRow.COLUMNS if k in c] + ["seed"]
-    rows = []
-    for key, run in c.groupby(keys, sort=False):
-        run = run.sort_values("step")
-        p, v = run["pass1"].to_numpy(), run[column].to_numpy()
-        hit = np.flatnonzero(p >= target)
-        if not len(hit):
-            value = np.nan
-        elif hit[0] == 0:
-            value = v[0]
-        else:
-            i = hit[0]
-            value = v[i - 1] + (target - p[i - 1]) / (p[i] - p[i - 1]) * (v[i] - v[i - 1])
-        rows.append(dict(zip(keys, key), **{column: value}))
-    return pd.DataFrame(rows, columns=keys + [column])
 
 
 def demo12(frames, L):
