@@ -649,12 +649,17 @@ def demo11(frames, L):
     return ("demo11_shared_policy", _title(L, "demo11", sp.iloc[0], min(n)), [("", head, rows)], note)
 
 
+def pass1_every_run_reaches(final_pass1):
+    """The pass@1 at which demo 12 compares runs: the lowest final pass@1, down to a multiple of 0.05."""
+    return np.floor(np.min(final_pass1) * 20) / 20
+
+
 def demo12(frames, L):
     runs = _experiment_runs(frames, "rank_bias", ["entropy_correct"])
     if runs is None or "correct_answers" not in runs:
         return None
     curves = frames["curves"]
-    target = np.floor(runs["final_pass1"].min() * 20) / 20  # a pass@1 every run reaches
+    target = pass1_every_run_reaches(runs["final_pass1"])
     at = value_at_pass1(curves, "rank_bias", "entropy_correct", target).rename(
         columns={"entropy_correct": "entropy_correct_at"})
     runs = runs.merge(at, on=[k for k in at.columns if k != "entropy_correct_at"], how="left")
