@@ -121,14 +121,18 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     # π(correct), entropy and KL to the reference [S, P], kept current row by row: a full
     # softmax at every evaluation cost more than the training steps between two
     ref_logp = log_softmax(np.asarray(task["logits"], float))  # [P, M]: the reference policy
-    pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)  # [S, P, M], [S, P], [S, P]
-    p_correct = correct_mass(pi_all, C)  # [S, P]
-    H_correct = correct_entropy(logits, C)  # [S, P]: 0 with one correct answer
-    # answer lengths [P, M]; the expected tokens of a correct and of a wrong answer, π-weighted
-    length = np.asarray(task["length"], np.int64)
+    length = np.asarray(task["length"], np.int64)  # [P, M] tokens of each answer
     unit = length.mean()  # every aggregation mode weighs an answer of the mean length alike
-    correct_tokens = (pi_all[..., :C] * length[:, :C]).sum(axis=-1)  # [S, P]: Σ_{a<C} π_a L_a
-    wrong_tokens = (pi_all[..., C:] * length[:, C:]).sum(axis=-1)  # [S, P]: Σ_{a≥C} π_a L_a
+
+    def tracked(pi, z, tokens):
+        """The rest of what is kept per prompt, from π, the logits and the answers' lengths
+        [..., M]: π(correct), the expected tokens Σ_{a<C} π_a L_a and Σ_{a≥C} π_a L_a, and the
+        entropy among the correct answers (0 with one), each [...]."""
+        return (correct_mass(pi, C), (pi[..., :C] * tokens[..., :C]).sum(axis=-1),
+                (pi[..., C:] * tokens[..., C:]).sum(axis=-1), correct_entropy(z, C))
+
+    pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)  # [S, P, M], [S, P], [S, P]
+    p_correct, correct_tokens, wrong_tokens, H_correct = tracked(pi_all, logits, length)  # [S, P] each
     updated = []  # (seed and level of each row, its answers the clip zeroed) of each step since the last record
     if shared_lr:
         types = np.asarray(task["type"], np.int64)  # [P, M]
@@ -217,21 +221,21 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
             z = logits[seed_of, prompt_of]  # [R, M]: π_old's logits, updated below
             ref_y = np.take_along_axis(ref_logp[prompt_of], y_b, axis=1) if obj.kl_beta else None  # [R, G]
             r_adv = r_b  # the reward the estimator sees
-            if obj.kl_beta and obj.kl_placement == "reward":  # verl use_kl_in_reward: r − β k(y)
-                logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1)  # [R, G]: log π_old(y)
+            kl_reward = obj.kl_beta and obj.kl_placement == "reward"
+            # log π_old(y) [R, G], for a KL in the reward or an estimator that ranks answers by it
+            logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1) if kl_reward or reads_logp else None
+            if kl_reward:  # verl use_kl_in_reward: r − β k(y)
                 with np.errstate(over="ignore"):  # k3 = π_ref/π − 1 − log(π_ref/π) may overflow: caught below
                     r_adv = r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)
-            # log π_old(y) [R, G], only for an estimator that ranks answers by it
-            logp_b = np.take_along_axis(log_softmax(z), y_b, axis=1) if reads_logp else None
             if batch_estimator:  # batch statistics are per seed: one call per seed's rows
                 cuts = np.cumsum(sizes)[:-1]
                 parts = zip(*(np.split(x, cuts) for x in (r_adv, pi_b, V[seed_of, prompt_of])),
-                            np.split(logp_b, cuts) if reads_logp else [None] * S)
+                            np.split(logp_old, cuts) if reads_logp else [None] * S)
                 A = np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset, logp=l_s,
                                                n_correct=C) for r_s, pi_s, v_s, l_s in parts])
             else:
                 A = advantages(r_adv, method, baseline=V[seed_of, prompt_of], pi=pi_b,
-                               offset=reward_offset, logp=logp_b, n_correct=C)  # [R, G]
+                               offset=reward_offset, logp=logp_old if reads_logp else None, n_correct=C)  # [R, G]
             if method == "learned":
                 V[seed_of, prompt_of] += value_lr * (r_adv.mean(axis=1) - V[seed_of, prompt_of])
             gain = None  # the lecture's loss weighs every answer 1, whatever its length
@@ -257,18 +261,13 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                 logits[seed_of, prompt_of] = z
                 pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
                     z, ref_logp[prompt_of])
-                p_correct[seed_of, prompt_of] = correct_mass(pi_new, C)
-                correct_tokens[seed_of, prompt_of] = (pi_new[:, :C] * length[prompt_of, :C]).sum(axis=-1)
-                wrong_tokens[seed_of, prompt_of] = (pi_new[:, C:] * length[prompt_of, C:]).sum(axis=-1)
-                if C > 1:
-                    H_correct[seed_of, prompt_of] = correct_entropy(z, C)
+                (p_correct[seed_of, prompt_of], correct_tokens[seed_of, prompt_of], wrong_tokens[seed_of, prompt_of],
+                 H_correct[seed_of, prompt_of]) = tracked(pi_new, z, length[prompt_of])
             else:  # the shared weights moved every prompt; the batch rows' z has it already
                 logits += moved[np.arange(S)[:, None, None], types[None]]  # [S, P, M]
                 logits[seed_of, prompt_of] = z
                 pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)
-                p_correct, H_correct = correct_mass(pi_all, C), correct_entropy(logits, C)
-                correct_tokens = (pi_all[..., :C] * length[:, :C]).sum(axis=-1)
-                wrong_tokens = (pi_all[..., C:] * length[:, C:]).sum(axis=-1)
+                p_correct, correct_tokens, wrong_tokens, H_correct = tracked(pi_all, logits, length)
         if step % eval_every == 0 or step == steps:
             if not max_rounds:
                 mean_reward = r.reshape(S, n * G).mean(axis=1)  # [S]
