@@ -99,6 +99,16 @@ def base_config():
     return yaml.safe_load((SNAP / "config" / "config.yaml").read_text())
 
 
+def later_demos_off():
+    """Every demo beyond the lecture's four switched off: the ones that can be (rlvr.demos)."""
+    from rlvr.demos import DEMOS
+
+    return {demo.section: {"enabled": False} for demo in DEMOS if demo.section}
+
+
+LATER_DEMOS_OFF = later_demos_off()
+
+
 def write_config(name, cfg):
     """cfg as bench/out/<name>.yaml: what --configfile gets (merged over config/config.yaml)."""
     path = OUT / f"{name}.yaml"
@@ -113,9 +123,7 @@ def lecture_demos(n):
     print("\n1. cold `snakemake -c2` of the lecture's demos vs `python examples/lecture_01_grpo.py`")
     base = base_config()
     cfg = write_config("lecture", {
-        "lr_sweep": {"enabled": False},
-        "dynamic_sampling": {"enabled": False},
-        **{name: {"enabled": False} for name in ("clipping", "kl_penalty", "loss_aggregation", "shared_policy")},
+        **LATER_DEMOS_OFF,
         "group_size": {"seeds": [0, 1, 2, 3, 4]},  # the lecture's seeds (the default has 40)
         "training": {"rows": base["training"]["rows"][:10]},
         "gradient_stats": {"cases": base["gradient_stats"]["cases"][:2],
@@ -150,9 +158,7 @@ def sweep_450(n):
 
     base, seeds = base_config(), list(range(30))
     path = write_config("sweep450", {
-        "lr_sweep": {"enabled": False},
-        "dynamic_sampling": {"enabled": False},
-        **{name: {"enabled": False} for name in ("clipping", "kl_penalty", "loss_aggregation", "shared_policy")},
+        **LATER_DEMOS_OFF,
         "training": {"rows": base["training"]["rows"][:10], "seeds": seeds},
         "group_size": {"G": [2, 4, 8, 16, 32], "seeds": seeds},
         # minimal gradient statistics; two methods, not one: with only grpo the pipeline's

@@ -166,12 +166,13 @@ def build_parser():
             s.add_argument(f"--{x}", required=True, help=f"output: the {x} Parquet file to write")
         s.set_defaults(fn=fn, compute=True)
 
-    job("task", cmd_task, "generate the task")
-    job("reference", cmd_reference, "exact pass@k of the reference policy", inputs=("task",))
-    job("exact", cmd_exact, "exact E[g]/grad J against p for some estimators")
-    job("gradstats", cmd_gradstats, "Monte Carlo and exact gradient moments of one estimator",
+    # help texts by keyword: rlvr/codeversion.py leaves `help=` out of a job's code version
+    job("task", cmd_task, help="generate the task")
+    job("reference", cmd_reference, help="exact pass@k of the reference policy", inputs=("task",))
+    job("exact", cmd_exact, help="exact E[g]/grad J against p for some estimators")
+    job("gradstats", cmd_gradstats, help="Monte Carlo and exact gradient moments of one estimator",
         inputs=("task",))
-    job("train", cmd_train, "train every seed of one training row", inputs=("task",),
+    job("train", cmd_train, help="train every seed of one training row", inputs=("task",),
         outputs=("run", "curve", "passk", "klgrad"))
 
     s = sub.add_parser("aggregate", help="concatenate per-job Parquet files")
@@ -205,7 +206,7 @@ def check_code(a):
 
     spec = json.loads(getattr(a, "spec", None) or "{}")
     methods = tuple(spec.get("methods", [spec["method"]] if "method" in spec else []))
-    now = check(a.code, methods)
+    now = check(a.code, a.command, methods)
     if now != a.code:
         raise ValueError(f"the rlvr code of this job changed since it was planned "
                          f"({a.code.partition(':')[2]} -> {now.partition(':')[2]}); run snakemake again")

@@ -3,12 +3,15 @@
 A job `python -m rlvr <stage>` runs rlvr/__main__.py, the module-level code of rlvr/cli.py
 and its `cmd_<stage>` function, and every rlvr module those import, directly or not (read off
 the source with `ast` when the Snakefile is parsed, never listed by hand). The version is
-"<those modules>:<hash>", the hash over each module's lines of code (blank lines and comment
-lines are not code); in rlvr/estimators.py it covers the shared code and only the estimators
-the job uses, so adding or editing another estimator reruns nothing here. Snakemake records the
-version as a rule parameter and reruns a job when it changes; the job hashes the same modules
-again when it starts (`check`, cheap: no import analysis), so a job never runs code other than
-the version recorded for it.
+"<those modules>:<hash>", the hash over each module's syntax tree without its docstrings, so
+that comments, docstrings and layout are no change; of rlvr/cli.py only the code the stage runs
+counts (not the other stages' commands, not help texts); in rlvr/estimators.py the shared code
+and only the estimators the job uses, without how they are shown (label, family), so adding,
+editing or relabelling another estimator reruns nothing here. How the estimators are shown is
+the separate `display_version`, a param of the rules that draw tables and figures. Snakemake
+records both as rule parameters and reruns a job when one changes; the job hashes the same
+modules again when it starts (`check`, cheap: no import analysis), so a job never runs code
+other than the version recorded for it.
 """
 
 import ast
@@ -17,56 +20,96 @@ from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
+# how an estimator is shown, not what it computes (rlvr/estimators.py's `estimator` keywords)
+DISPLAY = ("label", "family", "long_label", "label_zh")
 
 
-@cache
-def _source(module):
-    return (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
+def _path(module):
+    """rlvr/<module>.py, or rlvr/<package>/__init__.py for a package ("demos.clipping": a file
+    of the package rlvr/demos/)."""
+    base = PACKAGE.joinpath(*module.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
 @cache
 def _tree(module):
-    return ast.parse(_source(module))
+    return ast.parse(_path(module).read_text(encoding="utf-8"))
 
 
-def _code_lines(text):
-    """text without blank lines and comment lines, each line's trailing blanks stripped."""
-    return "\n".join(line.rstrip() for line in text.splitlines()
-                     if line.strip() and not line.lstrip().startswith("#"))
+def _without_docstrings(tree):
+    """A copy of tree (a module) with every module, class and function docstring removed."""
+    tree = _copy(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def _copy(tree):
+    """A fresh copy of a module's syntax tree (the cached trees are never changed)."""
+    return ast.parse(ast.unparse(tree))
 
 
 def _sha(text):
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _imports(node):
-    """The rlvr modules that the statements under node import (uncached: node may be a part)."""
-    found = set()
+def _code(node):
+    """The hash of a syntax tree's code: no docstrings, comments, or line positions."""
+    module = node if isinstance(node, ast.Module) else ast.Module(body=[node], type_ignores=[])
+    return _sha(ast.dump(_without_docstrings(module)))
+
+
+def _package_of(module):
+    parts = module.split(".")
+    return parts if _path(module).name == "__init__.py" else parts[:-1]
+
+
+def _imports(node, module):
+    """The rlvr modules that the statements under node (a part of `module`) import."""
+    package, found = _package_of(module), set()
     for n in ast.walk(node):
-        if isinstance(n, ast.ImportFrom) and (n.level == 1 or (n.module or "").split(".")[0] == "rlvr"):
-            module = n.module if n.level == 1 else (n.module or "").partition(".")[2]
-            found |= {module} if module else {a.name for a in n.names}  # `from . import x, y`
+        if isinstance(n, ast.ImportFrom):
+            if n.level:
+                if n.level - 1 > len(package):
+                    continue
+                target = package[:len(package) - (n.level - 1)] + (n.module.split(".") if n.module else [])
+            elif (n.module or "").split(".")[0] == "rlvr":
+                target = n.module.split(".")[1:]
+            else:
+                continue
+            for alias in n.names:  # `from . import x` imports the module x; `from .x import f`, x
+                sub = ".".join([*target, alias.name])
+                found.add(sub if _path(sub).is_file() else ".".join(target))
         elif isinstance(n, ast.Import):
-            found |= {a.name.split(".")[1] for a in n.names if a.name.startswith("rlvr.")}
-    return {m for m in found if (PACKAGE / f"{m}.py").is_file()}
+            found |= {a.name.partition(".")[2] for a in n.names if a.name.startswith("rlvr.")}
+    return {m for m in found if m and _path(m).is_file()}
 
 
 @cache
 def _module_imports(module):
-    return frozenset(_imports(_tree(module)))
+    return frozenset(_imports(_tree(module), module))
+
+
+def _commands(tree):
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("cmd_")}
 
 
 @cache
 def job_modules(stage):
-    """Every rlvr module (file stem) that `python -m rlvr <stage>` runs, sorted."""
+    """Every rlvr module that `python -m rlvr <stage>` runs, sorted ("demos.clipping": a module
+    of the package rlvr/demos/)."""
     cli = _tree("cli")
-    fns = {n.name: n for n in cli.body if isinstance(n, ast.FunctionDef)}
-    if f"cmd_{stage}" not in fns:
+    commands = _commands(cli)
+    if f"cmd_{stage}" not in commands:
         raise ValueError(f"rlvr.cli has no cmd_{stage}")
-    todo = _imports(fns[f"cmd_{stage}"]) | _imports(_tree("__main__"))
-    for stmt in cli.body:  # module-level code of cli.py, not the other commands' bodies
+    todo = _imports(commands[f"cmd_{stage}"], "cli") | _imports(_tree("__main__"), "__main__")
+    for stmt in cli.body:  # module-level code of cli.py, not the functions' bodies
         if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            todo |= _imports(stmt)
+            todo |= _imports(stmt, "cli")
     seen = {"__init__", "__main__", "cli"}
     while todo:
         module = todo.pop()
@@ -76,49 +119,70 @@ def job_modules(stage):
     return tuple(sorted(seen))
 
 
-def _estimator_name(fn):
-    """The registry name of an @estimator("name", ...) function, else None."""
-    for d in fn.decorator_list:
-        if isinstance(d, ast.Call) and getattr(d.func, "id", None) == "estimator" and d.args:
-            return d.args[0].value
-    return None
+@cache
+def _cli(stage):
+    """The hash of the cli.py code a stage runs: its own cmd_<stage>, none of the others, and the
+    shared code without help texts (a help text edit is no change of what a job computes)."""
+    tree = _copy(_tree("cli"))
+    tree.body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name.startswith("cmd_")
+                                              and n.name != f"cmd_{stage}")]
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            n.keywords = [k for k in n.keywords if k.arg != "help"]
+    return _code(tree)
 
 
-def _without_display(decorator):
-    if isinstance(decorator, ast.Call):
-        decorator.keywords = [k for k in decorator.keywords if k.arg not in ("label", "family")]
-    return decorator
+def _registration(stmt):
+    """(name, the estimator(...) call) of a registration: `@estimator("name", ...)` on a function,
+    or `estimator("name", ...)(fn)`, a second name for a function registered above; else None."""
+    calls = []
+    if isinstance(stmt, ast.FunctionDef):
+        calls = [d for d in stmt.decorator_list if isinstance(d, ast.Call)]
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Call):
+        calls = [stmt.value.func]
+    return [(c.args[0].value, c) for c in calls if getattr(c.func, "id", None) == "estimator" and c.args]
+
+
+def _without_display(call):
+    call = _copy(ast.Module(body=[ast.Expr(call)], type_ignores=[])).body[0].value
+    call.keywords = [k for k in call.keywords if k.arg not in DISPLAY]
+    return call
 
 
 @cache
 def _estimators():
-    """(hash of the shared code of estimators.py, {name: hash of its estimator function})."""
-    lines = _source("estimators").splitlines()
-    shared = [True] * len(lines)
-    own = {}
-    for stmt in ast.parse(_source("estimators")).body:
-        name = _estimator_name(stmt) if isinstance(stmt, ast.FunctionDef) else None
-        if name is not None:
-            first = min(node.lineno for node in [stmt, *stmt.decorator_list]) - 1
-            # how figures show it (label, family) is not what it computes: not hashed
-            registered = [ast.unparse(_without_display(d)) for d in stmt.decorator_list]
-            body = _code_lines("\n".join(lines[stmt.lineno - 1:stmt.end_lineno]))
-            own[name] = _sha("\n".join([*registered, body]))
-            shared[first:stmt.end_lineno] = [False] * (stmt.end_lineno - first)
-    return _sha(_code_lines("\n".join(line for line, keep in zip(lines, shared) if keep))), own
+    """(hash of the shared code of estimators.py, {name: hash of its estimator function},
+    [(name, {display keyword: value})] in registration order)."""
+    tree = _tree("estimators")
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    shared, own, shown = [], {}, []
+    for stmt in tree.body:
+        registered = _registration(stmt)
+        if not registered:
+            shared.append(stmt)
+            continue
+        fn = stmt if isinstance(stmt, ast.FunctionDef) else functions[stmt.value.args[0].id]
+        body = _copy(ast.Module(body=[fn], type_ignores=[])).body[0]
+        body.decorator_list = [_without_display(d) if isinstance(d, ast.Call) else d for d in body.decorator_list]
+        for name, call in registered:
+            own[name] = _sha(ast.dump(_without_display(call)) + _code(body))
+            shown.append((name, {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg in DISPLAY}))
+    return _code(ast.Module(body=shared, type_ignores=[])), own, shown
 
 
-def _hash(modules, methods):
+def _hash(modules, methods, stage):
     parts = []
     for module in modules:
         if module == "estimators":
-            shared, own = _estimators()
+            shared, own, _ = _estimators()
             unknown = sorted(set(methods) - set(own))
             if unknown:
                 raise ValueError(f"no estimator {unknown} in rlvr/estimators.py")
             parts += [f"estimators:{shared}"] + [f"estimators.{m}:{own[m]}" for m in sorted(set(methods))]
+        elif module == "cli":
+            parts.append(f"cli:{_cli(stage)}")
         else:
-            parts.append(f"{module}:{_sha(_code_lines(_source(module)))}")
+            parts.append(f"{module}:{_code(_tree(module))}")
     return _sha("\n".join(parts))[:16]
 
 
@@ -126,12 +190,28 @@ def _hash(modules, methods):
 def code_version(stage, methods=()):
     """"<modules>:<hash>" of the code `python -m rlvr <stage>` runs with these estimators."""
     modules = job_modules(stage)
-    return f"{','.join(modules)}:{_hash(modules, methods)}"
+    return f"{','.join(modules)}:{_hash(modules, methods, stage)}"
 
 
-def check(version, methods=()):
+@cache
+def display_version(methods):
+    """A hash of how tables and figures show these estimators: each one's labels, its family and
+    its place in the family (which picks its colour, rlvr/style.py). A relabel changes it; an
+    estimator added after the others of its family does not."""
+    _, _, shown = _estimators()
+    families, entries = {}, []
+    for name, display in shown:
+        family = display.get("family", "other")
+        place = families.setdefault(family, [])
+        place.append(name)
+        if name in methods:
+            entries.append(f"{name}:{sorted(display.items())}:{len(place) - 1}")
+    return _sha("\n".join(sorted(entries)))[:16]
+
+
+def check(version, stage, methods=()):
     """The version of the same modules' code as it is on disk now (compare with `version`)."""
     modules = version.partition(":")[0].split(",")
-    if not all((PACKAGE / f"{m}.py").is_file() for m in modules):
+    if not all(_path(m).is_file() for m in modules):
         return "(a module is gone)"
-    return f"{','.join(modules)}:{_hash(modules, methods)}"
+    return f"{','.join(modules)}:{_hash(modules, methods, stage)}"

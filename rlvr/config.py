@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import NamedTuple
 
+from .demos import DEMOS
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
 
@@ -25,9 +26,8 @@ DEFAULT_CONFIG = REPO / "config" / "config.yaml"
 # where the single-file jobs write, relative to the results directory
 TASK_FILE = "task.parquet"
 EXACT_FILE = "exact_bias.parquet"
-# the training experiments whose rows come from a `rows:` list (grids allowed)
-ROW_EXPERIMENTS = ("training", "lr_sweep", "clipping", "kl_penalty", "loss_aggregation", "shared_policy",
-                   "rank_bias")
+# the training experiments whose rows come from a `rows:` list (grids allowed), in the demos' order
+ROW_EXPERIMENTS = tuple(demo.name for demo in DEMOS if demo.module.ROWS)
 # the keys of a row, in the order a grid expands them: the estimator, its step, then the objective
 ROW_FIELDS = ("method", "lr", "reward_offset", "shared_lr", "correct_answers", *TrainRow.OBJECTIVE)
 
@@ -303,39 +303,19 @@ def train_rows(cfg):
     return rows
 
 
-# each demo: its table, its report figures with their report category (numbered with two digits,
-# so that the report, which sorts them as text, lists them in order), and the config section
-# whose `enabled` turns it off (None: always on)
-DEMOS = (
-    ("demo1_reference", ("passk_by_level",), "01 reference model", None),
-    ("demo2_gradients", ("gradient_estimators", "bias_vs_p"), "02 gradient estimators", None),
-    ("demo3_training", ("learning_curves", "entropy_vs_pass1"), "03 training", None),
-    ("demo4_group_size", ("group_size",), "04 group size", None),
-    ("demo5_dynamic_sampling", ("dynamic_sampling",), "05 dynamic sampling", "dynamic_sampling"),
-    ("demo6_passk_after_training", ("passk_trained",), "06 pass@k after training", None),
-    ("demo7_lr_sweep", ("lr_sweep",), "07 learning-rate sweep", "lr_sweep"),
-    ("demo8_clipping", ("clipping",), "08 clipping and inner updates", "clipping"),
-    ("demo9_kl_penalty", ("kl_penalty",), "09 KL to the reference", "kl_penalty"),
-    ("demo10_loss_aggregation", ("loss_aggregation",), "10 loss aggregation and lengths", "loss_aggregation"),
-    ("demo11_shared_policy", ("shared_policy", "passk_frontier"), "11 shared weights: RL narrows pass@k", "shared_policy"),
-    ("demo12_rank_bias", ("rank_bias",), "12 several correct answers: rank bias", "rank_bias"),
-)
-
-
-def _asked_for(cfg, section):
-    return cfg is None or section is None or cfg[section]["enabled"]
+def _asked_for(cfg, demo):
+    return cfg is None or demo.section is None or cfg[demo.section]["enabled"]
 
 
 def demos(cfg):
     """The tables the config asks for (a disabled demo has none)."""
-    return [table for table, _, _, section in DEMOS if _asked_for(cfg, section)]
+    return [demo.table for demo in DEMOS if _asked_for(cfg, demo)]
 
 
 def figures(cfg=None):
     """The report figures the config asks for (None: every figure there is), as
     (name, report category)."""
-    return [(name, category) for _, names, category, section in DEMOS if _asked_for(cfg, section)
-            for name in names]
+    return [(name, demo.category) for demo in DEMOS if _asked_for(cfg, demo) for name in demo.figures]
 
 
 def summary(cfg, to_run=None, default=DEFAULT_CONFIG):

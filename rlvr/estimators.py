@@ -13,7 +13,9 @@ correct, one by default), `logp` [n, G] (log π_old of each sampled answer), `of
 counts in batch statistics: None for equal weights; the exact moments in rlvr/exact.py pass
 the probability of each row's reward pattern, so batch statistics become population ones).
 Declare what an estimator reads with `needs=`, and `batch=True` if it looks across rows;
-`label=` names it in figures and `family=` (one of FAMILIES) picks its hue there.
+`label=` names it in figures, `long_label=` and `label_zh=` in the English and Chinese tables
+(both default to the label), and `family=` (one of FAMILIES) picks its hue in every figure.
+One function may be registered under two names when two methods of the field coincide.
 """
 
 from typing import NamedTuple
@@ -42,8 +44,14 @@ class Spec(NamedTuple):
     min_G: int  # smallest group size the estimator is defined for
     needs: tuple  # Context fields it reads
     batch: bool  # whether A of one group depends on the other groups in the batch
-    label: str  # its name in figures and tables
+    label: str  # its name in figures
     family: str  # one of FAMILIES: sets its hue in every figure (rlvr/style.py)
+    long_label: str  # its name in the English tables
+    label_zh: str  # its name in the Chinese tables
+
+    def table_label(self, lang):
+        """Its name in the tables of a language ("en" or "zh")."""
+        return self.label_zh if lang == "zh" else self.long_label
 
 
 ESTIMATORS: dict[str, Spec] = {}
@@ -51,14 +59,20 @@ ESTIMATORS: dict[str, Spec] = {}
 FAMILIES = ("no baseline", "baseline", "group-normalised", "batch-normalised", "pass@k", "other")
 
 
-def estimator(name, min_G=1, needs=(), batch=False, label=None, family="other"):
-    """Register fn(r, ctx) -> A under `name`; `label` (default: the name) is how figures and
-    tables call it, `family` the hue it gets (a user's estimator: "other")."""
+def estimator(name, min_G=1, needs=(), batch=False, label=None, family="other", long_label=None, label_zh=None):
+    """Register fn(r, ctx) -> A under `name`; `label` (default: the name) is how figures call it,
+    `long_label` / `label_zh` how the English / Chinese tables do (default: the label), `family`
+    the hue it gets (a user's estimator: "other"). A name can be registered once."""
     if family not in FAMILIES:
         raise ValueError(f"estimator {name!r}: family {family!r} is not one of {', '.join(FAMILIES)}")
+    if name in ESTIMATORS:
+        raise ValueError(f"estimator {name!r} is registered already (by {ESTIMATORS[name].fn.__name__}); "
+                         "choose another name")
+    label = label or name
+    long_label = long_label or label
 
     def register(fn):
-        ESTIMATORS[name] = Spec(fn, min_G, needs, batch, label or name, family)
+        ESTIMATORS[name] = Spec(fn, min_G, needs, batch, label, family, long_label, label_zh or long_label)
         return fn
 
     return register
@@ -80,32 +94,38 @@ def _batch_mean_std(x, weights):
     return mean, np.sqrt(var)
 
 
-@estimator("none", label="REINFORCE (no baseline)", family="no baseline")
+@estimator("none", label="REINFORCE (no baseline)", family="no baseline", long_label="no baseline (REINFORCE)",
+           label_zh="无基线（REINFORCE）")
 def reinforce(r, ctx):
     """REINFORCE, no baseline: A = r."""
     return r.copy()
 
 
-@estimator("learned", needs=("baseline",), label="learned baseline", family="baseline")
+@estimator("learned", needs=("baseline",), label="learned baseline", family="baseline",
+           long_label="learned baseline (V per prompt)", label_zh="学到的基线（每题一个 V）")
 def learned_baseline(r, ctx):
     """A = r - V(prompt), with V learned across steps by the caller."""
     return r - ctx.baseline[:, None]
 
 
-@estimator("rloo", min_G=2, label="RLOO", family="baseline")
+@estimator("rloo", min_G=2, label="RLOO", family="baseline", long_label="leave-one-out (RLOO)",
+           label_zh="留一法基线（RLOO）")
 def rloo(r, ctx):
     """Leave-one-out: A_i = r_i - mean of the other G-1 rewards (unbiased)."""
     G = r.shape[1]
     return r - (r.sum(axis=1, keepdims=True) - r) / (G - 1)
 
 
-@estimator("group", min_G=2, label="group mean", family="baseline")
+@estimator("group", min_G=2, label="group mean", family="baseline", long_label="group mean (no std)",
+           label_zh="组内均值（不除标准差）")
 def group_mean(r, ctx):
-    """A_i = r_i - mean(r): includes r_i in its own baseline, so E[A] shrinks by (G-1)/G."""
+    """A_i = r_i - mean(r): includes r_i in its own baseline, so E[A] shrinks by (G-1)/G.
+    Registered as `dr_grpo` too (below)."""
     return r - _group_mean(r)
 
 
-@estimator("grpo", min_G=2, label="GRPO", family="group-normalised")
+@estimator("grpo", min_G=2, label="GRPO", family="group-normalised", long_label="GRPO (divide by group std)",
+           label_zh="GRPO（除以组内标准差）")
 def grpo(r, ctx):
     """GRPO: (r_i - mean(r)) / (std(r) + EPS), population std (ddof=0) as the lecture."""
     return (r - _group_mean(r)) / (r.std(axis=1, keepdims=True) + EPS)
@@ -114,20 +134,21 @@ def grpo(r, ctx):
 # --- the field's variants (TRL GRPOTrainer, verl, OpenRLHF) --------------------------------
 
 
-@estimator("dr_grpo", min_G=2, label="Dr. GRPO", family="baseline")
-def dr_grpo(r, ctx):
-    """Dr. GRPO (TRL scale_rewards="none", OpenRLHF dr_grpo): group mean, no std division."""
-    return r - _group_mean(r)
+# Dr. GRPO (TRL scale_rewards="none", OpenRLHF dr_grpo) is the group mean without std division:
+# the same function as `group`, under the field's name (its place here sets its colour)
+estimator("dr_grpo", min_G=2, label="Dr. GRPO", family="baseline", long_label="Dr. GRPO (mean, no std)",
+          label_zh="Dr. GRPO（均值，不除标准差）")(group_mean)
 
 
-@estimator("grpo_unbiased_std", min_G=2, label="GRPO (N−1 std)", family="group-normalised")
+@estimator("grpo_unbiased_std", min_G=2, label="GRPO (N−1 std)", family="group-normalised",
+           long_label="GRPO, N-1 std (TRL/verl)", label_zh="GRPO，N-1 标准差（TRL/verl）")
 def grpo_unbiased_std(r, ctx):
     """GRPO with the N-1 std, as TRL, verl and OpenRLHF compute it."""
     return (r - _group_mean(r)) / (r.std(axis=1, ddof=1, keepdims=True) + EPS)
 
 
 @estimator("batch_std", min_G=2, needs=("weights",), batch=True, label="batch std",
-           family="batch-normalised")
+           family="batch-normalised", long_label="batch std (TRL batch)", label_zh="批内标准差（TRL batch）")
 def batch_std(r, ctx):
     """Group mean subtracted, divided by the std of all rewards in the batch (TRL
     scale_rewards="batch"; population std here, TRL's N-1 differs by O(1/(nG)))."""
@@ -136,7 +157,7 @@ def batch_std(r, ctx):
 
 
 @estimator("reinforce_pp_baseline", min_G=2, needs=("weights",), batch=True,
-           label="REINFORCE++ baseline", family="batch-normalised")
+           label="REINFORCE++ baseline", family="batch-normalised", label_zh="REINFORCE++ 基线")
 def reinforce_pp_baseline(r, ctx):
     """REINFORCE++ with baseline (verl, OpenRLHF): group mean subtracted, then the centred
     rewards whitened over the whole batch. With the population (N) variance; verl whitens with
@@ -147,13 +168,15 @@ def reinforce_pp_baseline(r, ctx):
     return (x - mean) / (std + EPS)
 
 
-@estimator("oracle", needs=("pi", "offset"), label="oracle baseline", family="baseline")
+@estimator("oracle", needs=("pi", "offset"), label="oracle baseline", family="baseline",
+           long_label="oracle baseline V = p", label_zh="理想基线 V = p")
 def oracle(r, ctx):
     """The true value as baseline: V = E[r] = p + offset (unbiased, not available in practice)."""
     return r - (correct_mass(ctx.pi, ctx.n_correct) + ctx.offset)[:, None]
 
 
-@estimator("optimal", needs=("pi", "offset"), label="optimal baseline", family="baseline")
+@estimator("optimal", needs=("pi", "offset"), label="optimal baseline", family="baseline",
+           long_label="optimal constant baseline", label_zh="最优常数基线")
 def optimal(r, ctx):
     """The constant baseline that minimises the total variance of the one-sample estimate
     (r - b)(e_y - π): b* = E[r |s|^2] / E[|s|^2], with |s|^2 = |e_y - π|^2 = 1 - 2π_y + |π|^2."""
@@ -194,19 +217,19 @@ def _pkpo(r, k):
     return G * rho
 
 
-@estimator("pkpo_k2", min_G=2, label="PKPO (k = 2)", family="pass@k")
+@estimator("pkpo_k2", min_G=2, label="PKPO (k = 2)", family="pass@k", label_zh="PKPO（k = 2）")
 def pkpo_k2(r, ctx):
     """PKPO for pass@2: the unbiased pass@k transform (_pkpo) with k = 2."""
     return _pkpo(r, 2)
 
 
-@estimator("pkpo_k4", min_G=4, label="PKPO (k = 4)", family="pass@k")
+@estimator("pkpo_k4", min_G=4, label="PKPO (k = 4)", family="pass@k", label_zh="PKPO（k = 4）")
 def pkpo_k4(r, ctx):
     """PKPO for pass@4 (another k: one more function like this one)."""
     return _pkpo(r, 4)
 
 
-@estimator("grpo_passk", min_G=2, label="GRPO pass@k (verl)", family="pass@k")
+@estimator("grpo_passk", min_G=2, label="GRPO pass@k (verl)", family="pass@k", label_zh="GRPO pass@k（verl）")
 def grpo_passk(r, ctx):
     """verl's grpo_passk (after Chen et al. 2025, arXiv 2503.19595): only a group's best answer
     gets an advantage, r_max − r_second_max, divided by the group's N−1 std + EPS (verl's
@@ -225,7 +248,8 @@ def grpo_passk(r, ctx):
 UNLIKELINESS_BETA = 0.25  # He et al.'s rank penalty β (their released recipe's lean.rank_penalty)
 
 
-@estimator("unlikeliness", min_G=2, needs=("logp",), label="unlikeliness reward", family="pass@k")
+@estimator("unlikeliness", min_G=2, needs=("logp",), label="unlikeliness reward", family="pass@k",
+           label_zh="罕见奖励（unlikeliness）")
 def unlikeliness(r, ctx):
     """The unlikeliness reward (He, Fried & Welleck 2025, "Rewarding the unlikely"), then GRPO
     with the N−1 std, as their code does: each reward is scaled by 1 − β·rank/G, where rank 0 is

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, fields
 class TrainRow:
     """Every seed of one training configuration: one pipeline job."""
 
-    experiment: str  # a ROW_EXPERIMENTS section of the config (rlvr/config.py), "group_size" or "dynamic"
+    experiment: str  # a demo whose section has `rows:` (config.ROW_EXPERIMENTS), "group_size" or "dynamic"
     method: str
     lr: float
     reward_offset: float

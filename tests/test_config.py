@@ -177,14 +177,27 @@ def test_config_file_errors_name_the_file(tmp_path):
         load_config(bad)
 
 
-def test_the_demo_table_names_what_render_and_figures_draw():
-    """config.DEMOS (which tables and figures a config asks for) and the renderers agree."""
-    from rlvr.config import DEMOS
-    from rlvr.figures import FIGURES
-    from rlvr.render import DEMO_NAMES
+def test_every_demo_module_is_complete_and_wired_through_its_config_section():
+    """The demo registry (rlvr/demos/) is the one list: each demo there has its table's text in
+    both languages, a caption per figure, no figure name taken twice, and a config section that
+    matches what it declares (`enabled` where it can be switched off, `rows:` where it has rows)."""
+    import yaml
+    from conftest import REPO
 
-    assert [table for table, *_ in DEMOS] == list(DEMO_NAMES)
-    assert sorted(name for _, names, _, _ in DEMOS for name in names) == sorted(FIGURES)
+    from rlvr.config import SCHEMA_PATH
+    from rlvr.demos import DEMOS
+
+    sections = yaml.safe_load(SCHEMA_PATH.read_text())["properties"]
+    figures = [name for demo in DEMOS for name in demo.figures]
+    assert len(set(figures)) == len(figures)
+    for demo in DEMOS:
+        assert set(demo.module.TEXT) == {"en", "zh"} and set(demo.module.TEXT["en"]) == set(demo.module.TEXT["zh"])
+        for name in demo.figures:
+            assert (REPO / "workflow" / "report" / f"{name}.rst").is_file(), name
+        if demo.section:
+            assert "enabled" in sections[demo.section]["properties"], demo.name
+        if demo.module.ROWS:
+            assert "rows" in sections[demo.name]["properties"], demo.name
 
 
 def test_one_wrong_G_is_one_error_naming_the_G():

@@ -6,7 +6,7 @@ import pytest
 
 from rlvr import style
 from rlvr.estimators import ESTIMATORS, FAMILIES, estimator
-from rlvr.figures import FIGURES, draw_figure, write_figures
+from rlvr.figures import draw_figure, figures, write_figures
 
 
 def method_artists(fig, axes=None):
@@ -60,7 +60,7 @@ def results():
 def drawn(results):
     import matplotlib.pyplot as plt
 
-    figs = {name: draw_figure(name, results) for name in FIGURES}
+    figs = {name: draw_figure(name, results) for name in figures()}
     yield figs
     for fig in figs.values():
         plt.close(fig)
@@ -106,6 +106,8 @@ def test_a_users_estimator_gets_its_label_and_a_colour_of_its_own():
         del ESTIMATORS["test_user_method"]
     with pytest.raises(ValueError, match="family 'made up' is not one of"):
         estimator("x", family="made up")
+    with pytest.raises(ValueError, match="'grpo' is registered already"):
+        estimator("grpo")  # a second estimator under a taken name would replace the first silently
     assert "other" in FAMILIES
 
 

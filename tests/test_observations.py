@@ -178,7 +178,7 @@ def test_tables_render_in_both_languages(default_results):
 def test_plain_grpo_needs_fewer_answers_than_dynamic_sampling_to_reach_0_8_and_0_9(default_results):
     """Demo 5 (20 seeds): to reach pass@1 0.8 and 0.9, plain GRPO draws fewer answers than
     dynamic sampling, by more than 3 s.e. of the difference; both reach every target."""
-    from rlvr.render import answers_to_reach
+    from rlvr.demos.dynamic_sampling import answers_to_reach
 
     curves = default_results["curves"]
     reach = answers_to_reach(curves[curves["experiment"] == "dynamic"], (0.8, 0.9, 0.95))
@@ -388,7 +388,7 @@ def test_13_pkpo_narrows_least(default_results):
 def _rank_bias(res, column, method, epochs, clip_high, at_pass1=None):
     """Per seed, a rank_bias run's final value of a curves column, or its value where pass@1
     first reaches at_pass1."""
-    from rlvr.render import value_at_pass1
+    from rlvr.analysis import value_at_pass1
 
     c = res["curves"]
     if at_pass1 is None:

@@ -42,6 +42,25 @@ def wait_for(predicate, proc, timeout=60):
     return True
 
 
+def descendants(pid):
+    """[(pid, argv)] of every living process below pid (read from /proc): the processes a test
+    started, never another run's on the same machine."""
+    children = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            argv = (stat.parent / "cmdline").read_bytes().decode().split("\0")[:-1]
+        except (OSError, IndexError):
+            continue  # ended while we looked
+        children.setdefault(int(fields[1]), []).append((int(stat.parent.name), argv))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child[0])
+    return found
+
+
 def every_parquet_is_whole(results):
     """Every file under a final name is whole (a job killed mid-write may leave its temporary
     file beside it: never trusted, and removed when the job runs again)."""
@@ -78,13 +97,12 @@ def test_a_job_killed_by_a_signal_says_which(tmp_path):
     proc = start(tmp_path)
     job = []
 
-    def training_started():  # a training job's Python (not the bash that runs it)
-        job[:] = subprocess.run(["pgrep", "-f", "^python -m rlvr train"], capture_output=True,
-                                text=True).stdout.split()[:1]
+    def training_started():  # a training job's Python (not the bash that runs it), of this run only
+        job[:] = [pid for pid, argv in descendants(proc.pid) if argv[:4] == ["python", "-m", "rlvr", "train"]][:1]
         return bool(job)
 
     assert wait_for(training_started, proc, timeout=120)
-    os.kill(int(job[0]), signal.SIGTERM)
+    os.kill(job[0], signal.SIGTERM)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode != 0
     assert "killed by signal SIGTERM (exit status 143)" in out, out[-2000:]

@@ -12,7 +12,8 @@ sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not in
 
 from rlvr import config as C
 from rlvr import specs
-from rlvr.codeversion import code_version
+from rlvr.codeversion import code_version, display_version
+from rlvr.demos import DEMOS
 
 try:
     _validated = C.validate_config(config)
@@ -70,6 +71,18 @@ def code(stage, methods=()):
     return code_version(stage, tuple(methods))
 
 
+# every estimator the tables and figures may show, and how they show it (labels, colours): a
+# param of the rules that draw them, so that a relabel redraws them and retrains nothing
+SHOWN_METHODS = tuple(
+    sorted(
+        {row.method for row in TRAIN_ROWS.values()}
+        | set(GRADSTAT_JOBS)
+        | set(config["gradient_stats"]["exact_curve"]["methods"])
+    )
+)
+LOOK = display_version(SHOWN_METHODS)
+
+
 def as_json(mapping):
     """A config section as a job's spec: one line of JSON, keys sorted, so that only a change
     of a value (not of the order in which a config file lists keys) reruns the job."""
@@ -98,9 +111,10 @@ def gradstat_order():
 
 
 # the demos' tables and the report figures this config asks for (a disabled demo has none)
-DEMOS = C.demos(config)
 TABLES = [f"{RESULTS}/tables/all.txt"] + [
-    f"{RESULTS}/tables/{name}{suffix}" for name in DEMOS for suffix in (".txt", ".md")
+    f"{RESULTS}/tables/{name}{suffix}"
+    for name in C.demos(config)
+    for suffix in (".txt", ".md")
 ]
 FIGURES = [
     (name, category, f"{RESULTS}/figures/{name}.png")
@@ -119,8 +133,13 @@ def figure_outputs(names):
     return outputs
 
 
-# demos 1-2 need no training: their figures are drawn in a job of their own, while training runs
-EARLY_FIGURES = ["passk_by_level", "gradient_estimators", "bias_vs_p"]
+# the figures that need no training (the frames they read are all inputs of the early figures
+# job): drawn in a job of their own, while training runs; the others after training
+EARLY_INPUTS = ("reference", "gradstats", "exact")
+NEEDS = {name: needs for demo in DEMOS for name, (_, needs) in demo.figures.items()}
+EARLY_FIGURES = [
+    name for name, _, _ in FIGURES if set(NEEDS[name]) <= set(EARLY_INPUTS)
+]
 TRAINING_FIGURES = [name for name, _, _ in FIGURES if name not in EARLY_FIGURES]
 # figures of demos this config does not ask for: the figures job deletes any left from before
 DROPPED_FIGURES = [

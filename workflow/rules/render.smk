@@ -20,9 +20,10 @@ rule tables:
         ENV
     params:
         lang=config["lang"],
-        names=" ".join(DEMOS),
+        names=" ".join(C.demos(config)),
         outdir=lambda w, output: os.path.dirname(output[0]),
         code=code("tables"),
+        look=LOOK,
     shell:
         "python -m rlvr tables --names {params.names} --task {input.task} --reference {input.reference}"
         " --gradstats {input.gradstats} --runs {input.runs} --curves {input.curves}"
@@ -48,6 +49,7 @@ rule figures_reference_gradients:
         names=" ".join(EARLY_FIGURES),
         outdir=lambda w, output: os.path.dirname(output[0]),
         code=code("figures"),
+        look=LOOK,
     shell:
         "python -m rlvr figures --names {params.names} --reference {input.reference}"
         " --gradstats {input.gradstats} --exact {input.exact}"
@@ -73,6 +75,7 @@ rule figures_training:
         drop=f"--drop {' '.join(DROPPED_FIGURES)}" if DROPPED_FIGURES else "",
         outdir=lambda w, output: os.path.dirname(output[0]),
         code=code("figures"),
+        look=LOOK,
     shell:
         "python -m rlvr figures --names {params.names} {params.drop} --reference {input.reference}"
         " --runs {input.runs} --curves {input.curves} --passk {input.passk}"

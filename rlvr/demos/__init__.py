@@ -1,0 +1,70 @@
+"""The demos, in order: the one list of them. Everything else derives from it: the config's
+tables and figures, the training experiments that come from a `rows:` list, the pipeline's
+rules and report, the benchmark's lecture config, the tests.
+
+A demo is one module here (copy one): TITLE (its report heading), SWITCHABLE (its config section
+of the same name has `enabled`), ROWS (that section's `rows:` list trains rows whose experiment
+is the demo's name), TEXT (its table's strings in English and Chinese), `table(frames, L)` ->
+(title, [(subtitle, head, rows)], footer) or None where the results hold none of its data, and
+FIGURES {name: (draw(frames) -> Figure, the frames it needs)}, each with a caption in
+workflow/report/<name>.rst. Add its module to MODULES below and its section to the config.
+"""
+
+from typing import NamedTuple
+
+from . import (
+    clipping,
+    dynamic_sampling,
+    gradients,
+    group_size,
+    kl_penalty,
+    loss_aggregation,
+    lr_sweep,
+    passk_after_training,
+    rank_bias,
+    reference,
+    shared_policy,
+    training,
+)
+
+MODULES = (reference, gradients, training, group_size, dynamic_sampling, passk_after_training, lr_sweep,
+           clipping, kl_penalty, loss_aggregation, shared_policy, rank_bias)
+
+
+class Demo(NamedTuple):
+    number: int
+    module: object
+
+    @property
+    def name(self):
+        """The demo's name: its module's, its config section's where it has one."""
+        return self.module.__name__.rpartition(".")[2]
+
+    @property
+    def table(self):
+        """Its table's file name under results/tables/ (without suffix)."""
+        return f"demo{self.number}_{self.name}"
+
+    @property
+    def category(self):
+        """Its figures' heading in the report (numbered: the report sorts headings as text)."""
+        return f"{self.number:02d} {self.module.TITLE}"
+
+    @property
+    def section(self):
+        """The config section whose `enabled` turns it off (None: always on)."""
+        return self.name if self.module.SWITCHABLE else None
+
+    @property
+    def figures(self):
+        return self.module.FIGURES
+
+    def make_table(self, frames, lang="en"):
+        """(table name, title, parts, footer), or None if the results hold none of its data."""
+        from ..render import labels
+
+        out = self.module.table(frames, labels(lang, self.module.TEXT, self.number))
+        return None if out is None else (self.table, *out)
+
+
+DEMOS = tuple(Demo(i + 1, module) for i, module in enumerate(MODULES))

@@ -1,0 +1,124 @@
+"""The demo "clipping and inner updates": its table (en, zh), its figures."""
+
+
+from .. import analysis as A
+from .. import figures as F
+from .. import render as R
+from .. import style
+
+TITLE = "clipping and inner updates"  # the report's heading for its figures
+SWITCHABLE = True  # the config section of this name has `enabled`
+ROWS = True  # its config section's `rows:` list trains rows of experiment "clipping"
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: PPO's clipped ratio over μ updates per batch ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "head": [
+            "μ",
+            "ε_low / ε_high",
+            "final pass@1",
+            "Δ vs μ = 1",
+            "entropy (nats)",
+            "Δ vs μ = 1",
+            "clipped",
+        ],
+        "note": [
+            "Δ: paired over seeds (the same seed draws the same first batch). clipped: share of (answer, update)",
+            "pairs whose gradient the clip zeroed, over the whole run; the first update of a batch is on-policy",
+            "and is never clipped, so μ = 1 never clips (by construction) and its rows are one run.",
+        ],
+    },
+    "zh": {
+        "title": "演示 {number}：每批 μ 次更新与 PPO 的比率裁剪（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "head": ["μ", "ε_low / ε_high", "训练后 pass@1", "与 μ = 1 之差", "熵（nats）", "与 μ = 1 之差", "被裁剪"],
+        "note": [
+            "差值按种子配对（同一种子抽到相同的第一批）。被裁剪：梯度被裁剪置零的（回答, 更新）对所占比例，",
+            "整个训练期间；每批的第一次更新是同策略的，从不裁剪，所以 μ = 1 从不裁剪（由构造决定），其各行是同一次运行。",
+        ],
+    },
+}
+
+
+def table(frames, L):
+    runs = A.experiment_runs(frames, "clipping", ["entropy"])
+    if runs is None:
+        return None
+    curves = frames["curves"]
+    clip = curves[(curves["experiment"] == "clipping") & (curves["level"] == "all") & (curves["step"] > 0)]
+    rows, n = [], []
+    for cfg, g, other in A.configurations(runs, ("epochs", "clip_low", "clip_high", "clip_c")):
+        # μ = 1 never clips: its runs under any clip settings are one run; the first is the baseline
+        base = A.select_rows(runs, **dict(cfg, epochs=1, clip_low=None, clip_high=None, clip_c=None))
+        base = A.select_rows(base, **{k: base[k].iloc[0] for k in ("clip_low", "clip_high", "clip_c")}) if len(base) else base
+        dual = f" / c {cfg['clip_c']:g}" if cfg["clip_c"] else ""
+        rows.append([f"{cfg['epochs']}", f"{cfg['clip_low']:g} / {cfg['clip_high']:g}{dual}", A.pm(g["final_pass1"]),
+                     R.delta(g, base, "final_pass1", 4), A.pm(g["entropy"]), R.delta(g, base, "entropy", 4),
+                     f"{A.select_rows(clip, **cfg)['clip_frac'].mean() * 100:.1f}%", other])
+        n.append(g["seed"].nunique())
+    head, rows = R.with_others(L["head"], rows, L["other"])
+    return (R.title(L, runs.iloc[0], min(n)), [("", head, rows)], L["note"])
+
+
+CLIP = ["clip_low", "clip_high", "clip_c"]  # a clipping setting (the default config varies ε_high)
+
+
+def _clip_label(setting, varies):
+    lo, hi, c = setting
+    same = "clip_low" not in varies and hi == lo  # the symmetric clip: say so
+    return ", ".join([f"ε_high = {hi:g}" + (" = ε_low" if same else "")]
+                     + ([f"ε_low = {lo:g}"] if "clip_low" in varies else [])
+                     + ([f"dual clip c = {c:g}" if c else "no dual clip"] if "clip_c" in varies else []))
+
+
+def clipping(curves):
+    from matplotlib.ticker import PercentFormatter
+
+    cl, note = A.focus(curves[(curves["experiment"] == "clipping") & (curves["level"] == "all")],
+                      ("method", "lr", "reward_offset", "epochs", *CLIP))
+    mus = sorted(mu for mu in cl["epochs"].unique() if mu > 1)
+    settings = sorted(set(zip(*(cl[c] for c in CLIP))), key=lambda t: (t[1], t[0], t[2]))
+    varies = [c for c in CLIP if cl[c].nunique() > 1]
+    runs = list(cl.groupby(["method", "lr", "reward_offset"], sort=False))
+    quantities = (("pass1", "Δ exact pass@1\nvs μ = 1, same seed", True),
+                  ("entropy", "Δ entropy (nats)\nvs μ = 1, same seed", True),
+                  ("clip_frac", "(answer, update) pairs\nthe clip zeroed", False))
+    fig, axes = F.subplots(len(quantities), max(len(mus), 1), height=5.2, sharex=True, sharey="row")
+    for (method, lr, offset), run in runs:
+        # μ = 1 never clips: its rows (one per setting) are one run, the first is the baseline
+        base = run[run["epochs"] == 1]
+        base = A.select_rows(base, **base[CLIP].iloc[0].to_dict()) if len(base) else base
+        name = f" ({style.label(method)}, lr {lr:g}, offset {offset:g})" if len(runs) > 1 else ""
+        for j, mu in enumerate(mus):
+            for k, setting in enumerate(settings):
+                sub = A.select_rows(run, epochs=mu, **dict(zip(CLIP, setting)))
+                if not len(sub):
+                    continue
+                look = F.variant(k, len(settings)) | {"label": _clip_label(setting, varies) + name}
+                for i, (value, _, paired) in enumerate(quantities):
+                    if paired and not len(base):
+                        continue
+                    # the clip fraction at step 0 is 0 by definition (nothing updated yet)
+                    d = A.paired(sub, base, value) if paired else sub[sub["step"] > 0]
+                    s = A.over_seeds(d, "step", value)
+                    F.line(axes[i, j], s.index, s, method, **look)
+    for j, mu in enumerate(mus):
+        axes[0, j].set_title(f"μ = {mu} updates per batch")
+        axes[-1, j].set_xlabel("training step")
+        for i, (_, _, paired) in enumerate(quantities):
+            if paired:
+                axes[i, j].axhline(0, color="0.4", lw=0.8, zorder=1, label="μ = 1 (difference 0)")
+    for i, (_, ylabel, _) in enumerate(quantities):
+        axes[i, 0].set_ylabel(ylabel)
+    axes[-1, 0].yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    methods = ", ".join(dict.fromkeys(style.label(m) for (m, _, _), _ in runs))
+    fig.suptitle(f"{methods}: μ updates per batch with the clipped ratio, against one update "
+                 f"(mean over seeds, 95% band{note})", fontsize="medium")
+    handles = axes[0, 0].get_legend_handles_labels()[0]
+    F.legend_below(fig, handles, ncol=len(handles))
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "clipping": (lambda f: clipping(f["curves"]), ('curves',)),
+}

@@ -1,0 +1,151 @@
+"""The demo "dynamic sampling": its table (en, zh), its figures."""
+
+import numpy as np
+
+from .. import analysis as A
+from .. import figures as F
+from .. import style
+
+TITLE = "dynamic sampling"  # the report's heading for its figures
+SWITCHABLE = True  # the config section of this name has `enabled`
+ROWS = False  # no `rows:` list of its own in the config
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: dynamic sampling ({method}, lr {lr:g}, {pps} prompts x {G} answers, at most {R} rounds a step; {n} seeds)",
+        "head": [
+            "run",
+            "steps",
+            "answers drawn",
+            "final pass@1",
+            "very hard",
+            "no-signal groups",
+            "batch filled",
+        ],
+        "rows": ["dynamic sampling", "plain, equal steps", "plain, equal answers"],
+        "reach": "answers drawn until exact pass@1 (all prompts) first reaches a target (mean ± s.e.; linear between evaluations every {every} steps):",
+        "plain": "plain",
+        "ratio": "plain / dynamic",
+        "note": "(plain, equal answers: read off the plain run of {steps} steps, evaluated every few steps, at the dynamic run's answers, linear in between)",
+    },
+    "zh": {
+        "title": "演示 {number}：动态采样（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，每步最多 {R} 轮；{n} 个种子）",
+        "head": ["运行", "步数", "抽取的回答数", "训练后 pass@1", "很难", "没有学习信号的组", "批次填满率"],
+        "rows": ["动态采样", "普通，相同步数", "普通，相同回答数"],
+        "reach": "精确 pass@1（全部题目）首次达到目标时已抽取的回答数（平均 ± 标准误；评估每 {every} 步一次，其间线性插值）：",
+        "plain": "普通",
+        "ratio": "普通 / 动态",
+        "note": "（普通、相同回答数：从 {steps} 步的普通运行的曲线上，在动态采样的回答数处读出，评估点之间线性插值）",
+    },
+}
+
+
+def dynamic_comparison(runs, curves):
+    """Per seed: the dynamic run's final pass@1 and answers, and the plain run's pass@1 at the
+    dynamic run's number of steps and at its number of answers (linear in answers between
+    evaluations). Returns a DataFrame with one row per seed."""
+    import pandas as pd
+
+    dyn = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)]
+    plain = curves[(curves["experiment"] == "dynamic") & (curves["max_rounds"] == 0)]
+    rows = []
+    for _, d in dyn.iterrows():
+        c = plain[(plain["seed"] == d["seed"]) & (plain["level"] == "all")].sort_values("step")
+        cv = plain[(plain["seed"] == d["seed"]) & (plain["level"] == "very_hard")].sort_values("step")
+        if not len(c):
+            continue
+        at_steps = c[c["step"] <= d["steps"]].iloc[-1]
+        rows.append({"seed": d["seed"], "dyn_pass1": d["final_pass1"],
+                     "dyn_very_hard": d["final_pass1_very_hard"], "dyn_answers": d["answers"],
+                     "dyn_zero": d["zero_signal_frac"], "dyn_kept": d["kept_frac"],
+                     "steps_pass1": at_steps["pass1"], "steps_answers": at_steps["answers"],
+                     "steps_very_hard": cv[cv["step"] == at_steps["step"]]["pass1"].iloc[0],
+                     "budget_pass1": np.interp(d["answers"], c["answers"], c["pass1"]),
+                     "budget_very_hard": np.interp(d["answers"], cv["answers"], cv["pass1"]),
+                     "budget_steps": np.interp(d["answers"], c["answers"], c["step"])})
+    return pd.DataFrame(rows)
+
+
+def answers_to_reach(curves, targets):
+    """Per (max_rounds, seed) of the dynamic-sampling runs: the answers drawn until exact pass@1 on
+    all prompts first reaches each target (A.value_at_pass1; NaN if never). One row per run."""
+    out = None
+    for t in targets:
+        at = A.value_at_pass1(curves, "dynamic", "answers", t)[["max_rounds", "seed", "answers"]]
+        at = at.rename(columns={"answers": t})
+        out = at if out is None else out.merge(at, on=["max_rounds", "seed"])
+    return out
+
+
+def _answers_cell(x):
+    x = np.asarray(x, float)
+    if np.isnan(x).any():
+        return L_NOT_REACHED
+    return f"{x.mean():,.0f} ± {A.se(x):,.0f}"
+
+
+L_NOT_REACHED = "-"  # a seed never reached the target
+
+
+TARGETS = (0.8, 0.9, 0.95)
+
+
+def table(frames, L):
+    runs, curves = frames["runs"], frames.get("curves")
+    if curves is None or "max_rounds" not in runs or not (runs["experiment"] == "dynamic").any():
+        return None
+    cmp = dynamic_comparison(runs, curves)
+    if not len(cmp):
+        return None
+    d0 = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)].iloc[0]
+    names = L["rows"]
+    rows = [
+        [names[0], f"{int(d0['steps'])}", f"{cmp['dyn_answers'].mean():,.0f}", A.pm(cmp["dyn_pass1"]),
+         A.pm(cmp["dyn_very_hard"], 2), f"{cmp['dyn_zero'].mean() * 100:.1f}%", f"{cmp['dyn_kept'].mean() * 100:.0f}%"],
+        [names[1], f"{int(d0['steps'])}", f"{cmp['steps_answers'].mean():,.0f}", A.pm(cmp["steps_pass1"]),
+         A.pm(cmp["steps_very_hard"], 2), "", "100%"],
+        [names[2], f"{cmp['budget_steps'].mean():.0f}", f"{cmp['dyn_answers'].mean():,.0f}",
+         A.pm(cmp["budget_pass1"]), A.pm(cmp["budget_very_hard"], 2), "", "100%"],
+    ]
+    parts = [("", L["head"], rows)]
+    reach = answers_to_reach(curves[curves["experiment"] == "dynamic"], TARGETS)
+    dyn, plain = reach[reach["max_rounds"] > 0], reach[reach["max_rounds"] == 0]
+    if len(dyn) and len(plain):
+        ratio = [f"{plain[t].mean() / dyn[t].mean():.2f}"  # '-': a seed never reached it, or all at step 0
+                 if dyn[t].notna().all() and plain[t].notna().all() and dyn[t].mean() > 0
+                 else L_NOT_REACHED for t in TARGETS]
+        parts.append((L["reach"].format(every=int(curves["step"].diff().abs().replace(0, np.nan).min())),
+                      [L["head"][0]] + [f"pass@1 {t:g}" for t in TARGETS],
+                      [[names[0]] + [_answers_cell(dyn[t]) for t in TARGETS],
+                       [L["plain"]] + [_answers_cell(plain[t]) for t in TARGETS],
+                       [L["ratio"]] + ratio]))
+    return (L["title"].format(method=d0["method"], lr=d0["lr"], pps=int(d0["prompts_per_step"]), G=int(d0["G"]),
+                              R=int(d0["max_rounds"]), n=len(cmp)),
+            parts, [L["note"].format(steps=int(d0["steps"] * d0["max_rounds"]))])
+
+
+def dynamic_sampling(curves):
+    from matplotlib.ticker import FuncFormatter
+
+    dyn = curves[(curves["experiment"] == "dynamic") & (curves["level"] == "all")]
+    fig, axes = F.subplots(height=2.6)
+    ax = axes[0, 0]
+    method = style.label(dyn["method"].iloc[0]) if len(dyn) else ""
+    # the two runs are not estimators (the same method with or without dynamic sampling): greys
+    for (rounds, sub), colour, ls in zip(dyn.groupby("max_rounds"), ("black", "0.55"), ("-", "--")):
+        s = A.over_seeds(sub, "step", "pass1")
+        answers = sub.groupby("step")["answers"].mean()  # x: mean over seeds (rounds vary per seed)
+        label = f"{method}, dynamic sampling (≤ {rounds} rounds a step)" if rounds else f"{method}, plain"
+        F.line(ax, answers.to_numpy(), s, color=colour, ls=ls, label=label)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v else "0"))
+    ax.set_xlabel("answers sampled, kept or not")
+    ax.set_ylabel("exact pass@1, all prompts")
+    ax.set_title("Plain vs dynamic sampling (95% band)")
+    F.legend_below(fig, ncol=1)
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "dynamic_sampling": (lambda f: dynamic_sampling(f["curves"]), ('curves',)),
+}

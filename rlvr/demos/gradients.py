@@ -1,0 +1,172 @@
+"""The demo "gradient estimators": its table (en, zh), its figures."""
+
+import numpy as np
+
+from .. import figures as F
+from .. import render as R
+from .. import style
+from ..task import LEVEL_KEYS as LEVELS
+
+TITLE = "gradient estimators"  # the report's heading for its figures
+SWITCHABLE = False  # the config section of this name has `enabled`
+ROWS = False  # no `rows:` list of its own in the config
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: bias and variance of the gradient estimate (reference model, G = {G}, {n} repetitions each)",
+        "case": "reward offset {off:g}; a {level} prompt (pi(correct) = {p:.2f}, true gradient pi(1-pi) = {g:.4f}):",
+        "head": [
+            "method",
+            "grad mean",
+            "± s.e.",
+            "exact mean",
+            "z vs exact",
+            "std",
+            "exact std",
+            "total variance of the gradient",
+            "exact",
+        ],
+        "ratio": "GRPO's gradient mean over the true gradient (one prompt per level):",
+        "ratio_row": "pi(correct) = {p:.2f}   {method} / true gradient = {r:.2f} ± {se:.2f}",
+    },
+    "zh": {
+        "title": "演示 {number}：梯度估计的偏差与方差（参考模型，G = {G}，每种情况重复 {n} 次）",
+        "case": "奖励偏移 {off:g}；一道{level}的题（π(正确) = {p:.2f}，真实梯度 π(1-π) = {g:.4f}）：",
+        "head": ["方法", "梯度均值", "± 标准误", "精确均值", "z（对精确值）", "标准差", "精确标准差", "整个梯度向量的总方差", "精确值"],
+        "ratio": "GRPO 的梯度均值与真实梯度之比（各难度各取一道题）：",
+        "ratio_row": "π(正确) = {p:.2f}   {method} / 真实梯度 = {r:.2f} ± {se:.2f}",
+    },
+}
+
+
+def table(frames, L):
+    gs = frames["gradstats"]
+    parts = []
+    # one block per (offset, probe level) that compares several methods ...
+    for (off, level), sub in gs.groupby(["reward_offset", "level"], sort=False):
+        if sub["method"].nunique() < 2:
+            continue
+        r = sub.iloc[0]
+        title = L["case"].format(off=off, level=L["levels"][level], p=r["p_correct"],
+                                       g=r["true_grad"])
+        rows = [[R.method_name(L, x["method"]), f"{x['grad_mean']:7.4f}", f"{x['grad_mean_se']:.4f}",
+                 f"{x['exact_grad_mean']:7.4f}", f"{x['z_vs_exact']:+.1f}", f"{x['grad_std']:7.4f}",
+                 f"{x['exact_grad_std']:7.4f}", f"{x['total_var']:7.4f}", f"{x['exact_total_var']:7.4f}"]
+                for _, x in sub.iterrows()]
+        parts.append((title, L["head"], rows))
+    # ... and GRPO's mean over the true gradient on each level it was run on
+    ratio = gs[(gs["method"] == "grpo") & (gs["reward_offset"] == 0)].copy()
+    ratio["order"] = ratio["level"].map(LEVELS.index)
+    ratio = ratio.sort_values("order")
+    if len(ratio) > 1:
+        rows = [[L["levels"][x["level"]],
+                 L["ratio_row"].format(p=x["p_correct"], method="GRPO", r=x["mean_over_true"],
+                                             se=x["grad_mean_se"] / x["true_grad"])
+                 + f"  (exact {x['exact_mean_over_true']:.2f})"]
+                for _, x in ratio.iterrows()]
+        parts.append((L["ratio"], [L["level"], ""], rows))
+    first = gs.iloc[0]
+    return (L["title"].format(G=int(first["G"]), n=int(first["n_reps"])), parts, [])
+
+
+def gradient_estimators(gs):
+    from matplotlib.colors import to_rgb
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    # the probe level with the most methods (any config: one method, one level, missing cases)
+    level = gs.groupby("level", sort=False)["method"].nunique().idxmax()
+    probe = gs[gs["level"] == level]
+    methods = list(dict.fromkeys(probe["method"]))
+    offsets = sorted(probe["reward_offset"].unique())
+    row = {m: i for i, m in enumerate(methods)}  # one row per method, its offsets paired in it
+    fig, axes = F.subplots(1, 2, height=1.1 + 0.22 * len(methods) * len(offsets) ** 0.5, sharey=True)
+    ax_mean, ax_std = axes[0]
+    h = 0.8 / len(offsets)
+    hatches = ["", "////", "....", "xxxx"]
+    for k, off in enumerate(offsets):  # the first offset solid, the others hatched and paler
+        sub = probe[probe["reward_offset"] == off]
+        y = np.array([row[m] for m in sub["method"]]) - 0.4 + h * (k + 0.5)
+        look = {"height": h, "hatch": hatches[k % 4], "lw": 0.6,
+                "color": [(*to_rgb(style.colour(m)), 1.0 if k == 0 else 0.35) for m in sub["method"]],
+                "edgecolor": [style.colour(m) for m in sub["method"]]}
+        bars = [ax_mean.barh(y, sub["grad_mean"], xerr=1.96 * sub["grad_mean_se"],
+                             error_kw={"ecolor": "black", "lw": 0.7, "capsize": 1.5}, **look),
+                ax_std.barh(y, sub["grad_std"], **look)]
+        for patches in bars:
+            for patch, m in zip(patches, sub["method"]):
+                F.gid([patch], m)
+    true = probe["true_grad"].iloc[0]
+    ax_mean.axvline(true, color="black", ls=":", lw=1)
+    ax_mean.set_yticks(range(len(methods)), [style.label(m) for m in methods])
+    ax_mean.invert_yaxis()
+    ax_mean.set_xlabel("mean of ĝ (95% CI)")
+    ax_std.set_xlabel("standard deviation of ĝ")
+    for ax in (ax_mean, ax_std):
+        ax.grid(axis="y", visible=False)
+    G, n, p = int(probe["G"].iloc[0]), int(probe["n_reps"].iloc[0]), probe["p_correct"].iloc[0]
+    fig.suptitle(f"ĝ = gradient along the correct logit from one group, on a {F.LEVEL_LABELS[level]} prompt "
+                 f"(π(correct) = {p:.2f}), G = {G}, {n} repetitions", fontsize="medium")
+    grey = [Patch(facecolor=(0.4, 0.4, 0.4, 1.0 if k == 0 else 0.35), edgecolor="0.4", hatch=hatches[k % 4],
+                  label=f"reward offset {off:g}") for k, off in enumerate(offsets)]
+    F.legend_below(fig, grey + [Line2D([], [], color="black", ls=":", lw=1, label="true gradient π(1−π)")],
+                  ncol=len(offsets) + 1)
+    return fig
+
+
+def bias_vs_p(exact, gs):
+    from matplotlib.ticker import NullFormatter
+
+    fig, axes = F.subplots(height=4.0)
+    ax = axes[0, 0]
+    curves = {m: s.sort_values("p") for m, s in exact.groupby("method", sort=False)}
+    # estimators with the same curve (the unbiased ones all at 1) take turns along it: each is
+    # dashed, its dashes shifted, so that every colour shows
+    same = {}
+    for m, s in curves.items():
+        same.setdefault(tuple(s["mean_over_true"].round(6)), []).append(m)
+    for members in same.values():
+        for i, m in enumerate(members):
+            n = len(members)
+            ax.plot(curves[m]["p"], curves[m]["mean_over_true"], label=style.label(m), **F.tag(m),
+                    ls="-" if n == 1 else (2.5 * i, (2.5, 2.5 * (n - 1))))
+    unbiased = next((ms for key, ms in same.items() if len(ms) > 1 and np.allclose(key, 1)), [])
+    if unbiased:
+        ax.annotate(f"{len(unbiased)} unbiased estimators, all = 1", (0.5, 1.0), xytext=(0, 3),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=7)
+    # demo 2's Monte Carlo estimates, spread sideways (in logit) where several share a prompt
+    mc, labelled = gs[gs["reward_offset"] == 0], set(curves)
+    for _, probe in mc.groupby("level", sort=False):
+        shift = (np.arange(len(probe)) - (len(probe) - 1) / 2) * 0.12
+        x = 1 / (1 + (1 / probe["p_correct"] - 1) * np.exp(-shift))
+        for xi, r in zip(x, probe.itertuples()):
+            bars = ax.errorbar(xi, r.mean_over_true, yerr=1.96 * r.grad_mean_se / r.true_grad, fmt="o",
+                               ms=2.5, capsize=1.5, mec="white", mew=0.3, **F.tag(r.method),
+                               label=None if r.method in labelled else style.label(r.method) + " (Monte Carlo)")
+            labelled.add(r.method)  # a method without a curve: a legend entry for its points
+            F.gid(bars.get_children(), r.method)
+    G = int(exact["G"].iloc[0])
+    p = np.sort(exact["p"].unique())
+    ax.plot(p, (G - 1) / G / np.sqrt(p * (1 - p)), "k:", lw=1, label=r"$(G - 1)\,/\,(G\sqrt{p(1 - p)})$")
+    ax.set_xscale("logit")
+    ax.set_yscale("log")
+    lo, hi = ax.get_ylim()  # 1-2-5 ticks in every decade; powers of ten alone if that is too many
+    decades = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+    ticks = [t for t in (m * 10.0**e for e in decades for m in (1, 2, 5)) if lo <= t <= hi]
+    if len(ticks) > 9:
+        ticks = [t for t in ticks if np.isclose(np.log10(t), round(np.log10(t)))]
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("π(correct) = p")
+    ax.set_ylabel("E[ĝ] / ∇J  (1 = unbiased)")
+    ax.set_title(f"Exact E[ĝ] / ∇J along the correct logit, G = {G} (lines);\n"
+                 "Monte Carlo, 95% CI (points)")
+    fig.legend(loc="outside lower center", ncol=2, handlelength=2.8)
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "gradient_estimators": (lambda f: gradient_estimators(f["gradstats"]), ('gradstats',)),
+    "bias_vs_p": (lambda f: bias_vs_p(f["exact"], f["gradstats"]), ('exact', 'gradstats')),
+}

@@ -1,0 +1,114 @@
+"""The demo "KL to the reference": its table (en, zh), its figures."""
+
+
+from .. import analysis as A
+from .. import figures as F
+from .. import render as R
+from .. import style
+
+TITLE = "KL to the reference"  # the report's heading for its figures
+SWITCHABLE = True  # the config section of this name has `enabled`
+ROWS = True  # its config section's `rows:` list trains rows of experiment "kl_penalty"
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: a KL penalty to the reference ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "head": ["β", "estimator", "placement", "final pass@1", "pass@256", "KL(π‖π_ref)", "entropy"],
+        "none": "none",
+        "grad": "where each estimator's exact expected gradient points, on the policies trained without KL (β = 0 above): cosine and norm ratio against the gradients of KL(π‖π_ref) and KL(π_ref‖π), all prompts at once",
+        "grad_head": [
+            "estimator",
+            "placement",
+            "cos, reverse KL",
+            "|g| / |∇ reverse|",
+            "cos, forward KL",
+            "|g| / |∇ forward|",
+        ],
+        "note": [
+            "placement 'loss': β·k(y) added to the loss and differentiated (GRPO, TRL); 'reward': subtracted",
+            "from the reward before the advantages (verl use_kl_in_reward). On-policy, k1 in the loss has zero",
+            "expected gradient, k2 in the loss and k1 in the reward that of KL(π‖π_ref), k3 in the loss that of",
+            "KL(π_ref‖π): exact identities (cosine 1), tested to 1e-12.",
+        ],
+    },
+    "zh": {
+        "title": "演示 {number}：对参考模型的 KL 惩罚（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "head": ["β", "估计量", "位置", "训练后 pass@1", "pass@256", "KL(π‖π_ref)", "熵"],
+        "none": "无",
+        "grad": "各估计量的精确期望梯度的方向，在不加 KL 训练出的策略上（上表 β = 0）：与 KL(π‖π_ref) 和 KL(π_ref‖π) 梯度的余弦与范数之比，全部题目一起",
+        "grad_head": ["估计量", "位置", "余弦，反向 KL", "|g| / |∇ 反向|", "余弦，正向 KL", "|g| / |∇ 正向|"],
+        "note": [
+            "位置 loss：把 β·k(y) 加进损失并求导（GRPO、TRL）；reward：在计算优势之前从奖励中减去（verl use_kl_in_reward）。",
+            "同策略下，k1 作损失的期望梯度为 0，k2 作损失与 k1 进奖励的期望梯度是 KL(π‖π_ref) 的梯度，",
+            "k3 作损失的是 KL(π_ref‖π) 的梯度：精确的恒等式（余弦为 1），测试精度 1e-12。",
+        ],
+    },
+}
+
+
+def table(frames, L):
+    runs = A.experiment_runs(frames, "kl_penalty", ["kl_ref", "entropy"])
+    if runs is None:
+        return None
+    passk, klgrad = frames.get("passk"), frames.get("klgrad")
+    top = (A.select_rows(A.trained_passk(passk, "kl_penalty"), level="all") if passk is not None else None)
+    k_max = int(top["k"].max()) if top is not None and len(top) else None
+    rows, n = [], []
+    for cfg, g, other in A.configurations(runs, ("kl_beta", "kl_estimator", "kl_placement")):
+        kl = cfg["kl_beta"] > 0
+        pk = A.select_rows(top, **cfg, k=k_max)["pass_at_k"] if k_max else []
+        rows.append([f"{cfg['kl_beta']:g}", cfg["kl_estimator"] if kl else L["none"],
+                     cfg["kl_placement"] if kl else "", A.pm(g["final_pass1"]), A.pm(pk) if len(pk) else "",
+                     A.pm(g["kl_ref"]), A.pm(g["entropy"]), other])
+        n.append(g["seed"].nunique())
+    head = L["head"][:4] + [f"pass@{k_max}" if k_max else ""] + L["head"][5:]
+    head, rows = R.with_others(head, rows, L["other"])
+    parts = [("", head, rows)]
+    if klgrad is not None:  # on the policies trained without a penalty (the first such configuration)
+        free = klgrad[(klgrad["experiment"] == "kl_penalty") & (klgrad["kl_beta"] == 0)]
+        first = next((cfg for cfg, _, _ in A.configurations(free, ("estimator", "placement", "seed"))), None)
+        free = A.select_rows(free, **first) if first else free
+        grad_rows = [[est, place] + [A.pm(g[c], 2) for c in ("cos_reverse", "norm_ratio_reverse", "cos_forward",
+                                                            "norm_ratio_forward")]
+                     for (est, place), g in free.groupby(["estimator", "placement"], sort=False)]
+        if grad_rows:
+            parts.append((L["grad"], L["grad_head"], grad_rows))
+    return (R.title(L, runs.iloc[0], min(n)), parts, L["note"])
+
+
+def kl_penalty(curves):
+    kl, note = A.focus(curves[(curves["experiment"] == "kl_penalty") & (curves["level"] == "all")],
+                      ("method", "kl_beta", "kl_estimator", "kl_placement"))
+    free, pen = kl[kl["kl_beta"] == 0], kl[kl["kl_beta"] > 0]
+    placements = [p for p in ("loss", "reward") if p in set(pen["kl_placement"])]
+    estimators = sorted(set(pen["kl_estimator"]))
+    betas = sorted(pen["kl_beta"].unique())
+    several = pen["method"].nunique() > 1
+    fig, axes = F.subplots(max(len(placements), 1), max(len(estimators), 1), height=4.0,
+                          sharex=True, sharey=True)
+    for i, place in enumerate(placements):
+        for j, est in enumerate(estimators):
+            ax = axes[i, j]
+            for method, run in free.groupby("method", sort=False):  # the same run in every panel
+                F.line(ax, *F.by_step(run, "kl_ref"), color="0.6", zorder=1,
+                      label="β = 0 (no penalty)" + (f", {style.label(method)}" if several else ""))
+            here = pen[(pen["kl_placement"] == place) & (pen["kl_estimator"] == est)]
+            for (method, beta), run in here.groupby(["method", "kl_beta"], sort=False):
+                F.line(ax, *F.by_step(run, "kl_ref"), method, **F.variant(betas.index(beta), len(betas)),
+                      label=f"β = {beta:g}" + (f", {style.label(method)}" if several else ""))
+            ax.set_title(f"{est} in the {place}")
+    for ax in axes[-1]:
+        ax.set_xlabel("training step")
+    fig.supylabel("exact KL(π ‖ π_ref), nats, all prompts", fontsize="medium")
+    methods = ", ".join(dict.fromkeys(style.label(m) for m in kl["method"]))
+    fig.suptitle(f"{methods} with a KL penalty β·k to the reference (mean over seeds, 95% band{note})",
+                 fontsize="medium")
+    handles = axes[0, 0].get_legend_handles_labels()[0]
+    F.legend_below(fig, handles, ncol=len(handles))
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "kl_penalty": (lambda f: kl_penalty(f["curves"]), ('curves',)),
+}

@@ -1,0 +1,81 @@
+"""The demo "learning-rate sweep": its table (en, zh), its figures."""
+
+
+from .. import analysis as A
+from .. import figures as F
+from .. import render as R
+from .. import style
+
+TITLE = "learning-rate sweep"  # the report's heading for its figures
+SWITCHABLE = True  # the config section of this name has `enabled`
+ROWS = True  # its config section's `rows:` list trains rows of experiment "lr_sweep"
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: final pass@1 against the learning rate ({pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "lr": "lr",
+        "best": "best lr",
+    },
+    "zh": {
+        "title": "演示 {number}：训练后 pass@1 与学习率（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "lr": "学习率",
+        "best": "最佳学习率",
+    },
+}
+
+
+def lr_sweep_summary(runs):
+    """Final pass@1 per (method, lr) of the lr sweep: mean, s.e. over seeds and seed count."""
+    sweep = runs[runs["experiment"] == "lr_sweep"]
+    return sweep.groupby(["method", "lr"], sort=False)["final_pass1"].agg(
+        mean="mean", se=A.se, n="count").reset_index()
+
+
+def table(frames, L):
+    runs = frames["runs"]
+    summary = lr_sweep_summary(runs)
+    if not len(summary):
+        return None
+    methods = list(dict.fromkeys(summary["method"]))
+    cell = {(r.method, r.lr): f"{r.mean:.3f} ± {r.se:.3f}" for r in summary.itertuples()}
+    rows = [[f"{lr:g}"] + [cell.get((m, lr), "") for m in methods] for lr in sorted(summary["lr"].unique())]
+    best = summary.loc[summary.groupby("method", sort=False)["mean"].idxmax()].set_index("method")
+    rows.append([L["best"]] + [f"{best.loc[m, 'lr']:g}: {best.loc[m, 'mean']:.3f} ± {best.loc[m, 'se']:.3f}"
+                                     for m in methods])
+    r0 = runs[runs["experiment"] == "lr_sweep"].iloc[0]
+    return (L["title"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
+                                                steps=int(r0["steps"]), n=int(summary["n"].min())),
+            [("", [L["lr"]] + [R.method_name(L, m) for m in methods], rows)], [])
+
+
+def lr_sweep(runs):
+    summary = lr_sweep_summary(runs).sort_values("lr", kind="stable")  # methods keep their order
+    methods = list(dict.fromkeys(summary["method"]))
+    ncols = max(1, min(4, len(methods)))
+    nrows = -(-len(methods) // ncols)
+    fig, axes = F.subplots(nrows, ncols, height=0.6 + 1.7 * nrows, sharex=True, sharey=True)
+    # a panel per method, the others in grey behind it: curves that coincide all stay visible
+    for ax, m in zip(axes.flat, methods):
+        for other, o in summary.groupby("method", sort=False):
+            if other != m:
+                ax.plot(o["lr"], o["mean"], color="0.8", lw=0.8, zorder=1)
+        sub = summary[summary["method"] == m].set_index("lr")
+        sub["ci"] = 1.96 * sub["se"]
+        F.line(ax, sub.index, sub, m, marker="o", ms=2.5)
+        best = sub["mean"].idxmax()
+        ax.plot(best, sub.loc[best, "mean"], marker="*", ms=9, ls="none", clip_on=False, **F.tag(m))
+        ax.set_title(style.label(m))
+        F.log_ticks(ax, summary["lr"])
+    for ax in axes.flat[len(methods):]:
+        ax.set_visible(False)
+    fig.supxlabel("learning rate", fontsize="medium")
+    fig.supylabel("final exact pass@1, all prompts", fontsize="medium")
+    fig.suptitle("Final pass@1 against the learning rate (95% band; ★ best lr; grey: the other estimators)",
+                 fontsize="medium")
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "lr_sweep": (lambda f: lr_sweep(f["runs"]), ('runs',)),
+}

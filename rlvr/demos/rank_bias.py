@@ -1,0 +1,120 @@
+"""The demo "several correct answers: rank bias": its table (en, zh), its figures."""
+
+import numpy as np
+
+from .. import analysis as A
+from .. import figures as F
+from .. import render as R
+from .. import style
+
+TITLE = "several correct answers: rank bias"  # the report's heading for its figures
+SWITCHABLE = True  # the config section of this name has `enabled`
+ROWS = True  # its config section's `rows:` list trains rows of experiment "rank_bias"
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: several correct answers per prompt; which one training finds (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "head": [
+            "policy",
+            "μ",
+            "ε_high",
+            "final pass@1",
+            "correct-answer entropy",
+            "Δ vs GRPO, μ = 1",
+            "at pass@1 = {t:g}",
+            "Δ vs GRPO, μ = 1",
+        ],
+        "note": [
+            "{C} correct answers per prompt, each half as likely as the one before at step 0, where p(correct) per",
+            "prompt and so pass@k are demo 1's. Correct-answer entropy: the exact entropy (nats) of π among the correct",
+            "answers, renormalised, mean over all prompts ({h0:.3f} at step 0, {hmax:.3f} if all were alike);",
+            "'at pass@1 = t': read off each run's curve where its exact pass@1 first reaches t (linear between",
+            "evaluations). Δ: paired with the GRPO run (μ = 1) of the same seed.",
+        ],
+    },
+    "zh": {
+        "title": "演示 {number}：每道题有多个正确回答；训练找到的是哪一个（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "head": [
+            "策略",
+            "μ",
+            "ε_high",
+            "训练后 pass@1",
+            "正确回答间的熵",
+            "相对 GRPO（μ = 1）之差",
+            "pass@1 = {t:g} 时",
+            "相对 GRPO（μ = 1）之差",
+        ],
+        "note": [
+            "每道题 {C} 个正确回答，第 0 步时每个的概率是前一个的一半；此时每道题的 p(正确) 与 pass@k 都与演示 1 相同。",
+            "正确回答间的熵：π 限制在正确回答上并归一化后的精确熵（nats），对全部题目取平均（第 0 步为 {h0:.3f}，",
+            "全部相等时为 {hmax:.3f}）；“pass@1 = t 时”：在每次运行的曲线上，精确 pass@1 首次达到 t 之处读出",
+            "（评估点之间线性插值）。差：与同一种子的 GRPO（μ = 1）运行配对。",
+        ],
+    },
+}
+
+
+def pass1_every_run_reaches(final_pass1):
+    """The pass@1 at which demo 12 compares runs: the lowest final pass@1, down to a multiple of 0.05."""
+    return np.floor(np.min(final_pass1) * 20) / 20
+
+
+def table(frames, L):
+    runs = A.experiment_runs(frames, "rank_bias", ["entropy_correct"])
+    if runs is None or "correct_answers" not in runs:
+        return None
+    curves = frames["curves"]
+    target = pass1_every_run_reaches(runs["final_pass1"])
+    at = A.value_at_pass1(curves, "rank_bias", "entropy_correct", target).rename(
+        columns={"entropy_correct": "entropy_correct_at"})
+    runs = runs.merge(at, on=[k for k in at.columns if k != "entropy_correct_at"], how="left")
+    rows, n = [], []
+    for cfg, g, other in A.configurations(runs, ("method", "epochs", "clip_high")):
+        base = A.select_rows(runs, **dict(cfg, method="grpo", epochs=1, clip_low=None, clip_high=None, clip_c=None))
+        base = A.select_rows(base, clip_high=base["clip_high"].iloc[0]) if len(base) else base
+        rows.append([R.method_name(L, cfg["method"]), f"{cfg['epochs']}", f"{cfg['clip_high']:g}", A.pm(g["final_pass1"]),
+                     A.pm(g["entropy_correct"]), R.delta(g, base, "entropy_correct", 3),
+                     A.pm(g["entropy_correct_at"]), R.delta(g, base, "entropy_correct_at", 3), other])
+        n.append(g["seed"].nunique())
+    head = [h.format(t=target) for h in L["head"]]
+    head, rows = R.with_others(head, rows, L["other"])
+    C = int(runs["correct_answers"].iloc[0])
+    start = curves[(curves["experiment"] == "rank_bias") & (curves["level"] == "all") & (curves["step"] == 0)]
+    note = [line.format(C=C, h0=start["entropy_correct"].mean(), hmax=np.log(C)) for line in L["note"]]
+    return (R.title(L, runs.iloc[0], min(n)), [("", head, rows)], note)
+
+
+def rank_bias(curves):
+    rb, note = A.focus(curves[(curves["experiment"] == "rank_bias") & (curves["level"] == "all")],
+                      ("method", "epochs", "clip_high"))
+    configs = list(rb.groupby(["method", "epochs", "clip_high"], sort=False))
+    epochs = sorted(rb["epochs"].unique())
+    low = rb["clip_high"].min()
+    final = rb[rb["step"] == rb["step"].max()]
+    target = pass1_every_run_reaches(final["pass1"])  # where the table compares them
+    fig, axes = F.subplots(1, 2, height=2.9, sharey=True)
+    for (method, mu, high), g in configs:
+        look = {"ls": ("-", "--", ":", "-.")[epochs.index(mu) % 4], "alpha": 1.0 if high == low else 0.5}
+        label = ", ".join([style.label(method)] + ([f"μ = {mu}"] if len(epochs) > 1 else [])
+                          + ([f"ε_high = {high:g}"] if rb["clip_high"].nunique() > 1 else []))
+        h = A.over_seeds(g, "step", "entropy_correct")
+        F.line(axes[0, 0], h.index, h, method, label=label, **look)
+        x = A.over_seeds(g, "step", "pass1")
+        axes[0, 1].plot(x["mean"], h["mean"], **F.tag(method), **look)
+    axes[0, 1].axvline(target, color="0.4", lw=0.8, ls="--", zorder=1)
+    axes[0, 1].annotate(f"pass@1 = {target:g} (table)", (target, 1), xycoords=("data", "axes fraction"),
+                        xytext=(-3, -3), textcoords="offset points", ha="right", va="top", fontsize="small")
+    axes[0, 0].set_xlabel("training step")
+    axes[0, 1].set_xlabel("exact pass@1, all prompts (mean over seeds)")
+    axes[0, 0].set_ylabel("entropy among the correct\nanswers (nats), all prompts")
+    C = int(rb["correct_answers"].iloc[0]) if "correct_answers" in rb and len(rb) else 0
+    fig.suptitle(f"Which of {C} correct answers training concentrates on (mean over seeds, 95% band{note})",
+                 fontsize="medium")
+    F.legend_below(fig, axes[0, 0].get_legend_handles_labels()[0], ncol=3)
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "rank_bias": (lambda f: rank_bias(f["curves"]), ('curves',)),
+}

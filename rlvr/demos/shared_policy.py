@@ -1,0 +1,158 @@
+"""The demo "shared weights: RL narrows pass@k": its table (en, zh), its figures."""
+
+import numpy as np
+
+from .. import analysis as A
+from .. import figures as F
+from .. import render as R
+from .. import style
+
+TITLE = "shared weights: RL narrows pass@k"  # the report's heading for its figures
+SWITCHABLE = True  # the config section of this name has `enabled`
+ROWS = True  # its config section's `rows:` list trains rows of experiment "shared_policy"
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: shared weights per answer strategy; RL narrows pass@k (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "head": [
+            "policy",
+            "shared lr",
+            "pass@{lo}",
+            "pass@{hi}",
+            "minority: pass@{lo}",
+            "minority: pass@{hi}",
+            "below the reference from k",
+        ],
+        "none": "never",
+        "some": "{k:.0f} ({n} of {N} seeds)",
+        "note": [
+            "logits = the prompt's own logits + a weight per answer type shared by every prompt (shared lr 0: the",
+            "tabular policy). {m} of the {P} prompts need the minority strategy for their correct answer; every",
+            "other prompt's correct answer is of the majority type, and wrong answers are of either. 'below the",
+            "reference from k': the smallest k <= 256 at which the trained policy's exact pass@k over all",
+            "prompts is below the reference's (mean over the seeds where it happens).",
+        ],
+    },
+    "zh": {
+        "title": "演示 {number}：按回答策略类型共享的权重；RL 使 pass@k 变窄（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "head": [
+            "策略",
+            "共享学习率",
+            "pass@{lo}",
+            "pass@{hi}",
+            "少数题：pass@{lo}",
+            "少数题：pass@{hi}",
+            "从哪个 k 起低于参考模型",
+        ],
+        "none": "从不",
+        "some": "{k:.0f}（{N} 个种子中 {n} 个）",
+        "note": [
+            "logits = 每道题自己的 logits + 按回答类型、所有题共享的权重（共享学习率 0：表格策略）。",
+            "{P} 道题中有 {m} 道的正确回答需要少数策略；其余题的正确回答属于多数类型，错误回答两种都有。",
+            "“从哪个 k 起低于参考模型”：训练后策略在全部题目上的精确 pass@k 低于参考模型的最小 k（k <= 256，",
+            "对出现这种情况的种子取平均）。",
+        ],
+    },
+}
+
+
+def table(frames, L):
+    runs, passk, ref = frames["runs"], frames.get("passk"), frames["reference"]
+    if passk is None or "shared_lr" not in runs or not (runs["experiment"] == "shared_policy").any():
+        return None
+    sp = runs[runs["experiment"] == "shared_policy"]
+    top = A.trained_passk(passk, "shared_policy")
+    ks = (int(top["k"].min()), int(top["k"].max()))  # pass@k at the smallest and largest k asked for
+    has_minority = (top["level"] == "minority").any()
+
+    def at(frame, level, k):
+        return A.select_rows(frame, level=level, k=k)["pass_at_k"]
+
+    blank = ["", ""] if not has_minority else None
+    rows = [[L["reference"], ""] + [f"{at(ref, 'all', k).iloc[0]:.3f}" for k in ks]
+            + (blank or [f"{at(ref, 'minority', k).iloc[0]:.3f}" for k in ks]) + ["", ""]]
+    n = []
+    for cfg, g, other in A.configurations(sp, ("method", "shared_lr")):
+        pk = A.select_rows(top, **{c: cfg[c] for c in cfg})
+        crossed = g["crossover_k"][g["crossover_k"] > 0]
+        if not len(crossed):
+            cross = L["none"]
+        elif len(crossed) == len(g):
+            cross = A.pm(crossed, 0)
+        else:
+            cross = L["some"].format(k=crossed.mean(), n=len(crossed), N=len(g))
+        rows.append([R.method_name(L, cfg["method"]), f"{cfg['shared_lr']:g}"] + [A.pm(at(pk, "all", k)) for k in ks]
+                    + (blank or [A.pm(at(pk, "minority", k)) for k in ks]) + [cross, other])
+        n.append(g["seed"].nunique())
+    head = [h.format(lo=ks[0], hi=ks[1]) for h in L["head"]]
+    head, rows = R.with_others(head, rows, L["other"])
+    all_ref = A.select_rows(ref, level="all", k=ks[0])["n_prompts"].iloc[0]
+    minority = A.select_rows(ref, level="minority", k=ks[0])["n_prompts"] if has_minority else []
+    note = [line.format(m=int(minority.iloc[0]) if len(minority) else 0, P=int(all_ref)) for line in L["note"]]
+    return (R.title(L, sp.iloc[0], min(n)), [("", head, rows)], note)
+
+
+def shared_policy(ref, passk):
+    sp, note = A.focus(A.trained_passk(passk, "shared_policy"), ("method", "shared_lr"))
+    shared = sorted(sp["shared_lr"].unique())
+    rows = [("all", "pass@k − reference's,\nall prompts", True)]
+    if (sp["level"] == "minority").any():
+        rows.append(("minority", "pass@k, prompts that need\nthe minority strategy", False))
+    fig, axes = F.subplots(len(rows), max(len(shared), 1), height=1.9 * len(rows) + 0.9, sharex=True, sharey="row")
+    for j, lr_shared in enumerate(shared):
+        for i, (level, ylabel, difference) in enumerate(rows):
+            ax = axes[i, j]
+            r = ref[ref["level"] == level].set_index("k")["pass_at_k"]
+            if difference:
+                ax.axhline(0, **style.REFERENCE, lw=1, label="reference (step 0)")
+            else:
+                ax.plot(r.index, r.to_numpy(), **style.REFERENCE, lw=1)
+            here = sp[(sp["shared_lr"] == lr_shared) & (sp["level"] == level)]
+            for method, g in here.groupby("method", sort=False):
+                g = g.assign(pass_at_k=g["pass_at_k"] - g["k"].map(r)) if difference else g
+                s = A.over_seeds(g, "k", "pass_at_k")
+                F.line(ax, s.index, s, method, marker="o", ms=2, label=style.label(method))
+            F.log_ticks(ax, sp["k"])
+            if j == 0:
+                ax.set_ylabel(ylabel)
+        axes[0, j].set_title("tabular (shared lr 0)" if lr_shared == 0 else f"shared lr {lr_shared:g}")
+        axes[-1, j].set_xlabel("k")
+    fig.suptitle("Exact pass@k after training, with weights shared per answer strategy type "
+                 f"(mean over seeds, 95% band{note})", fontsize="medium")
+    handles = axes[0, 0].get_legend_handles_labels()[0]
+    F.legend_below(fig, handles, ncol=min(len(handles), 6))
+    return fig
+
+
+def passk_frontier(ref, passk):
+    sp, note = A.focus(A.trained_passk(passk, "shared_policy").query("level == 'all'"), ("method", "shared_lr"))
+    shared = sorted(sp["shared_lr"].unique())
+    lo, hi = int(sp["k"].min()), int(sp["k"].max())
+    r = ref[ref["level"] == "all"].set_index("k")["pass_at_k"]
+    fig, axes = F.subplots(1, max(len(shared), 1), height=2.7, sharex=True, sharey=True)
+    for ax, lr_shared in zip(axes[0], shared):
+        ax.axhline(r[hi], **style.REFERENCE, lw=1, zorder=1)
+        ax.plot(r[lo], r[hi], marker="*", ms=9, ls="none", color=style.REFERENCE["color"], zorder=4,
+                label="reference (step 0)")
+        here = sp[sp["shared_lr"] == lr_shared]
+        for method, g in here.groupby("method", sort=False):
+            x, y = (g[g["k"] == k]["pass_at_k"] for k in (lo, hi))  # [seeds] each
+            ci = [1.96 * v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.0 for v in (x, y)]
+            bars = ax.errorbar(x.mean(), y.mean(), xerr=ci[0], yerr=ci[1], fmt="o", ms=4, capsize=1.5, lw=0.8,
+                               label=style.label(method), **F.tag(method))
+            F.gid(bars.get_children(), method)
+        ax.set_title("tabular (shared lr 0)" if lr_shared == 0 else f"shared lr {lr_shared:g}")
+        ax.set_xlabel(f"exact pass@{lo}, all prompts")
+    axes[0, 0].set_ylabel(f"exact pass@{hi}, all prompts")
+    fig.suptitle(f"pass@{lo} against pass@{hi} after training (mean over seeds, 95% intervals{note});\n"
+                 f"above the dashed line the trained policy beats the reference at k = {hi}", fontsize="medium")
+    handles = axes[0, 0].get_legend_handles_labels()[0]
+    F.legend_below(fig, handles, ncol=min(len(handles), 6))
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "shared_policy": (lambda f: shared_policy(f["reference"], f["passk"]), ('reference', 'passk')),
+    "passk_frontier": (lambda f: passk_frontier(f["reference"], f["passk"]), ('reference', 'passk')),
+}

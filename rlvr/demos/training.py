@@ -1,0 +1,92 @@
+"""The demo "training": its table (en, zh), its figures."""
+
+import numpy as np
+
+from .. import analysis as A
+from .. import figures as F
+from .. import render as R
+from .. import style
+
+TITLE = "training"  # the report's heading for its figures
+SWITCHABLE = False  # the config section of this name has `enabled`
+ROWS = True  # its config section's `rows:` list trains rows of experiment "training"
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: training ({pps} prompts x {G} answers per step, {steps} steps; mean ± s.e. over {n} seeds)",
+        "head": ["method", "lr", "offset", "final pass@1", "by level: very hard / hard / medium / easy"],
+        "ref": "(reference model: pass@1 = {p:.3f})",
+    },
+    "zh": {
+        "title": "演示 {number}：训练（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个随机种子的平均 ± 标准误）",
+        "head": ["方法", "学习率", "格式分", "训练后 pass@1", "按难度：很难 / 难 / 中等 / 容易"],
+        "ref": "（参考模型：pass@1 = {p:.3f}）",
+    },
+}
+
+
+def table(frames, L):
+    ref, runs = frames["reference"], frames["runs"]
+    tr = runs[runs["experiment"] == "training"]
+    if not len(tr):
+        return None
+    rows = [[R.method_name(L, m), f"{lr:4.1f}", f"{off:3.0f}", A.pm(sub["final_pass1"]), R.levels_str(sub)]
+            for (m, lr, off), sub in tr.groupby(["method", "lr", "reward_offset"], sort=False)]
+    r0 = tr.iloc[0]
+    n_seeds = tr.groupby(["method", "lr", "reward_offset"])["seed"].nunique().min()
+    at1 = ref[(ref["level"] == "all") & (ref["k"] == 1)]["pass_at_k"]
+    footer = [L["ref"].format(p=float(at1.iloc[0]))] if len(at1) else []
+    return (L["title"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
+                                                steps=int(r0["steps"]), n=int(n_seeds)),
+            [("", L["head"], rows)], footer)
+
+
+def learning_curves(curves):
+    tr = curves[curves["experiment"] == "training"]
+    levels = [lv for lv in ("all", "very_hard") if lv in set(tr["level"])]
+    fig, _ = F.training_grid(tr, levels, "step", "pass1", "exact pass@1, {}", "training step")
+    return fig
+
+
+def entropy_vs_pass1(curves):
+    from matplotlib.transforms import ScaledTranslation
+
+    tr = curves[(curves["experiment"] == "training") & (curves["level"] == "all")]
+    if (tr["reward_offset"] == 0).any():  # without a reward offset: the offset is another question (demo 3)
+        tr = tr[tr["reward_offset"] == 0]
+    tr, note = A.focus(tr, ("method", "lr", "reward_offset"))
+    base_lr, rows, families = F.training_rows(tr)
+    groups = dict(list(tr.groupby(["method", "lr", "reward_offset"])))
+    n_legend = max([sum(style.family(m) == f for m, _, _ in rows) for f in families] or [0])
+    fig, axes = F.subplots(1, max(len(families), 1), sharex=True, sharey=True, height=2.5 + 0.15 * n_legend)
+    start = tr[tr["step"] == 0][["pass1", "entropy"]].mean()  # the reference policy: every run's step 0
+    for j, (ax, family) in enumerate(zip(axes[0], families)):
+        ax.plot(start["pass1"], start["entropy"], ls="none", marker="o", ms=5, mfc="white", mew=1.2,
+                color=style.REFERENCE["color"], zorder=4, label="reference (step 0)" if j == 0 else None)
+        for m, lr, off in rows:
+            if style.family(m) != family:
+                continue
+            g = groups[m, lr, off]
+            x, y = (A.over_seeds(g, "step", v) for v in ("pass1", "entropy"))
+            look = F.row_style(lr, off, base_lr)
+            ax.plot(x["mean"], y["mean"], **F.tag(m), **look, label=F.row_label(m, lr, off, base_lr))
+            end = x.index.max()  # the last policy, with its 95% intervals in both directions
+            bars = ax.errorbar(x.loc[end, "mean"], y.loc[end, "mean"], fmt="o", ms=3, capsize=1.5, lw=0.8,
+                               xerr=np.nan_to_num(x.loc[end, "ci"]), yerr=np.nan_to_num(y.loc[end, "ci"]), **F.tag(m))
+            F.gid(bars.get_children(), m)
+        ax.set_title(family)
+        ax.set_xlabel("exact pass@1, all prompts")
+        # under its column, a fixed distance below the axes (below the x label at any figure height)
+        below = ax.transAxes + ScaledTranslation(0, -0.42, fig.dpi_scale_trans)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below, handlelength=1.8)
+    axes[0, 0].set_ylabel("exact entropy (nats), all prompts")
+    if note:
+        fig.suptitle(f"Training rows{note}", fontsize="medium")
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "learning_curves": (lambda f: learning_curves(f["curves"]), ('curves',)),
+    "entropy_vs_pass1": (lambda f: entropy_vs_pass1(f["curves"]), ('curves',)),
+}
