@@ -93,8 +93,43 @@ def cmd_aggregate(a):
 def cmd_tables(a):
     from .render import write_tables
 
-    for path in write_tables(_read_frames(a), a.outdir, a.lang, a.names):
+    frames = _read_frames(a)
+    for path in write_tables(frames, a.outdir, a.lang, a.names):
         log(f"table -> {path}")
+    if a.claims:
+        from .claims import every_claim, markdown
+
+        io.write_bytes(a.claims, markdown(every_claim(frames)).encode())
+        log(f"claims -> {a.claims}")
+
+
+def cmd_claims(a):
+    """Print every demo's claims computed from a results directory; with --readme, rewrite the
+    claims a Markdown file quotes (or, with --check, say which differ and fail)."""
+    from pathlib import Path
+
+    from .claims import by_key, every_claim, markdown, quoted, requote
+    from .compute import read_results
+
+    frames = read_results(a.results)
+    if not a.readme:
+        print(markdown(every_claim(frames)))
+        return
+    claims, text = by_key(frames), Path(a.readme).read_text()
+    try:
+        new = requote(text, claims)
+    except KeyError as err:
+        raise ValueError(f"{a.readme}: {err.args[0]}") from None
+    stale = [key for key, sentence in quoted(text).items() if sentence != " ".join(claims[key].text.split())]
+    if a.check:
+        if stale:
+            raise ValueError(f"{a.readme} quotes {len(stale)} claims that differ from the results: {', '.join(stale)}")
+        print(f"{a.readme}: its {len(quoted(text))} claims are the results' own")
+    elif new != text:
+        io.write_bytes(a.readme, new.encode())
+        print(f"{a.readme}: rewrote {len(stale)} claims ({', '.join(stale)})")
+    else:
+        print(f"{a.readme}: its {len(quoted(text))} claims are the results' own; nothing to rewrite")
 
 
 def cmd_figures(a):
@@ -195,8 +230,16 @@ def build_parser():
         s.add_argument("--names", nargs="+", help=f"write only these {name} (default: all)")
         if name == "figures":
             s.add_argument("--drop", nargs="+", help="delete these figures (of demos no longer asked for)")
+        else:
+            s.add_argument("--claims", help="also write every demo's claims, computed, to this Markdown file")
         s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
         s.set_defaults(fn=fn)
+
+    s = sub.add_parser("claims", help="print every demo's claims computed from a results directory")
+    s.add_argument("--results", default="results", help="the directory of the Parquet results (default: results)")
+    s.add_argument("--readme", help="rewrite the claims this Markdown file quotes (<!-- claim KEY -->...)")
+    s.add_argument("--check", action="store_true", help="with --readme: fail if a quoted claim differs, change nothing")
+    s.set_defaults(fn=cmd_claims)
     return p
 
 

@@ -50,3 +50,11 @@ def write_results(tables, directory):
     """Write compute_all's tables to their Parquet files under directory."""
     for key, name in RESULT_FILES.items():
         io.write_arrow(Path(directory) / name, tables[key])
+
+
+def read_results(directory):
+    """The Parquet results under directory as pandas DataFrames, keys as RESULT_FILES (those
+    present; `exact` not read)."""
+    directory = Path(directory)
+    return {key: io.read_pandas(directory / name) for key, name in RESULT_FILES.items()
+            if key != "exact" and (directory / name).is_file()}

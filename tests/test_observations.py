@@ -7,6 +7,9 @@ repetitions or seeds, with the tolerance stated at each assertion.
 
 import numpy as np
 import pytest
+from conftest import REPO
+
+from rlvr import claims as K
 
 
 def _gs(res, offset, method, level="medium"):
@@ -450,3 +453,34 @@ def test_12_the_unlikeliness_reward_keeps_the_easy_prompts_correct_answers_most(
                 for m in ("unlikeliness", "grpo"))
         gain[level] = _paired_se(a, b)
     assert gain["easy"][0] > 3 * gain["easy"][1] and gain["easy"][0] > 0.5 * sum(d for d, _ in gain.values())
+
+
+# --- the claims the demos compute (rlvr/claims.py), on the default config ---
+
+
+@pytest.fixture(scope="module")
+def every_claim(default_results):
+    return K.every_claim(default_results)
+
+
+def test_every_claim_states_only_the_orderings_its_data_resolves(every_claim):
+    """One test for every demo's claims: a sentence says 'not resolved' once for each of its
+    differences within 3 standard errors, and never otherwise."""
+    claims = [c for _, cs in every_claim for c in cs]
+    assert claims
+    for claim in claims:
+        unresolved = sum(not d.resolved for d in claim.differences)
+        assert claim.text.count("not resolved") == unresolved, claim
+        for d in claim.differences:
+            assert d.seeds >= 2 and d.se > 0, claim  # paired over seeds, never a single run
+
+
+def test_the_readme_quotes_the_claims_the_results_make(default_results):
+    """Every claim the README quotes is the sentence the demo computes from the default config's
+    results (`python -m rlvr claims --readme README.md` rewrites them)."""
+    quoted = K.quoted((REPO / "README.md").read_text())
+    made = K.by_key(default_results)
+    assert quoted, "the README quotes no claim"
+    for key, sentence in quoted.items():
+        assert key in made, f"README quotes {key}, which no demo makes"
+        assert sentence == " ".join(made[key].text.split()), key

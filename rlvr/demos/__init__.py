@@ -7,7 +7,8 @@ of the same name has `enabled`), ROWS (that section's `rows:` list trains rows w
 is the demo's name), TEXT (its table's strings in English and Chinese), `table(frames, L)` ->
 (title, [(subtitle, head, rows)], footer) or None where the results hold none of its data, and
 FIGURES {name: (draw(frames) -> Figure, the frames it needs)}, each with a caption in
-workflow/report/<name>.rst. Add its module to MODULES below and its section to the config.
+workflow/report/<name>.rst, and optionally `claims(frames)` -> [rlvr.claims.Claim], the sentences
+the README quotes. Add its module to MODULES below and its section to the config.
 """
 
 from typing import NamedTuple
@@ -65,6 +66,11 @@ class Demo(NamedTuple):
 
         out = self.module.table(frames, labels(lang, self.module.TEXT, self.number))
         return None if out is None else (self.table, *out)
+
+    def claims(self, frames):
+        """Its claims computed from the results, keys prefixed "<demo name>." ([] if it makes none)."""
+        make = getattr(self.module, "claims", None)
+        return [c._replace(key=f"{self.name}.{c.key}") for c in (make(frames) if make else [])]
 
 
 DEMOS = tuple(Demo(i + 1, module) for i, module in enumerate(MODULES))

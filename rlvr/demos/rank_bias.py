@@ -3,6 +3,7 @@
 import numpy as np
 
 from .. import analysis as A
+from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
@@ -59,15 +60,23 @@ def pass1_every_run_reaches(final_pass1):
     return np.floor(np.min(final_pass1) * 20) / 20
 
 
-def table(frames, L):
+def runs_at_target(frames):
+    """(the experiment's runs with the final correct-answer entropy and, as entropy_correct_at, its
+    value where the run's pass@1 first reaches the target; the target), or None without runs."""
     runs = A.experiment_runs(frames, "rank_bias", ["entropy_correct"])
     if runs is None or "correct_answers" not in runs:
         return None
-    curves = frames["curves"]
     target = pass1_every_run_reaches(runs["final_pass1"])
-    at = A.value_at_pass1(curves, "rank_bias", "entropy_correct", target).rename(
+    at = A.value_at_pass1(frames["curves"], "rank_bias", "entropy_correct", target).rename(
         columns={"entropy_correct": "entropy_correct_at"})
-    runs = runs.merge(at, on=[k for k in at.columns if k != "entropy_correct_at"], how="left")
+    return runs.merge(at, on=[k for k in at.columns if k != "entropy_correct_at"], how="left"), target
+
+
+def table(frames, L):
+    found = runs_at_target(frames)
+    if found is None:
+        return None
+    (runs, target), curves = found, frames["curves"]
     rows, n = [], []
     for cfg, g, other in A.configurations(runs, ("method", "epochs", "clip_high")):
         base = A.select_rows(runs, **dict(cfg, method="grpo", epochs=1, clip_low=None, clip_high=None, clip_c=None))
@@ -82,6 +91,62 @@ def table(frames, L):
     start = curves[(curves["experiment"] == "rank_bias") & (curves["level"] == "all") & (curves["step"] == 0)]
     note = [line.format(C=C, h0=start["entropy_correct"].mean(), hmax=np.log(C)) for line in L["note"]]
     return (R.title(L, runs.iloc[0], min(n)), [("", head, rows)], note)
+
+
+def claims(frames):
+    """What the README says of this demo, computed: GRPO's concentration, and against GRPO at one
+    update per batch (paired by seed) the unlikeliness reward, more updates, a higher ε_high."""
+    found = runs_at_target(frames)
+    if found is None:
+        return []
+    (runs, target), curves = found, frames["curves"]
+    low, high = runs["clip_high"].min(), runs["clip_high"].max()
+    grpo = {"method": "grpo", "epochs": 1, "clip_high": low}
+    if not len(A.select_rows(runs, **grpo)):
+        return []
+    out = []
+    c = curves[(curves["experiment"] == "rank_bias") & (curves["level"] == "all")]
+    h0 = c[c["step"] == 0]["entropy_correct"].mean()
+    g = A.select_rows(runs, **grpo)
+    end = int(g["steps"].iloc[0])
+    out.append(K.Claim("grpo_concentrates", (
+        f"GRPO's correct-answer entropy falls from {h0:.3f} nats at step 0 to {A.pm(g['entropy_correct'])} "
+        f"in {end} steps ({A.pm(g['entropy_correct_at'])} at pass@1 {target:g}; {len(g)} seeds)"), ()))
+    unlikely = {"method": "unlikeliness", "epochs": 1, "clip_high": low}
+    if len(A.select_rows(runs, **unlikely)):
+        at = K.paired(runs, "entropy_correct_at", unlikely, grpo)
+        final = K.paired(runs, "entropy_correct", unlikely, grpo)
+        pass1 = K.paired(runs, "final_pass1", unlikely, grpo)
+        out.append(K.Claim("unlikeliness", (
+            f"Against GRPO, the unlikeliness reward {K.change(at, f'the correct-answer entropy at pass@1 {target:g}')}"
+            f" nats ({K.change(final, 'it at the end')}) and {K.change(pass1, 'the final pass@1')} "
+            f"({at.seeds} seeds, paired)"), (at, final, pass1)))
+        last = curves[(curves["experiment"] == "rank_bias") & (curves["epochs"] == 1) & (curves["clip_high"] == low)]
+        last = last[last["step"] == last["step"].max()]
+        by_level = {lv: K.paired(last[last["level"] == lv], "entropy_correct", {"method": "unlikeliness"},
+                                 {"method": "grpo"}) for lv in ("easy", "medium", "hard", "very_hard")}
+        if "easy" in set(last["level"]):
+            out.append(K.Claim("by_level", (
+                "At the end, the unlikeliness reward's correct-answer entropy minus GRPO's, per level: "
+                + ", ".join(f"{F.LEVEL_LABELS[lv]} {K.signed(d)}" for lv, d in by_level.items())
+                + f" nats ({by_level['easy'].seeds} seeds, paired)"), tuple(by_level.values())))
+    mus = sorted(mu for mu in runs["epochs"].unique() if mu > 1)
+    more = [(mu, K.paired(runs, "entropy_correct_at", dict(grpo, epochs=mu), grpo),
+             K.paired(runs, "final_pass1", dict(grpo, epochs=mu), grpo)) for mu in mus
+            if len(A.select_rows(runs, **dict(grpo, epochs=mu)))]
+    if more:
+        out.append(K.Claim("more_updates", "Against one update per batch, " + "; ".join(
+            f"μ = {mu} {K.change(h, f'the correct-answer entropy at pass@1 {target:g}')} nats and "
+            f"{K.change(p, 'the final pass@1')}" for mu, h, p in more) + f" ({more[0][1].seeds} seeds, paired)",
+            tuple(d for _, h, p in more for d in (h, p))))
+    higher = [(mu, K.paired(runs, "entropy_correct_at", dict(grpo, epochs=mu, clip_high=high),
+                            dict(grpo, epochs=mu))) for mu in mus
+              if high > low and len(A.select_rows(runs, **dict(grpo, epochs=mu, clip_high=high)))]
+    if higher:
+        out.append(K.Claim("clip_higher", f"ε_high {high:g} instead of {low:g} " + "; ".join(
+            f"at μ = {mu} {K.change(d, f'the correct-answer entropy at pass@1 {target:g}')} nats" for mu, d in higher)
+            + f" (paired with the same μ, {higher[0][1].seeds} seeds)", tuple(d for _, d in higher)))
+    return out
 
 
 def rank_bias(curves):

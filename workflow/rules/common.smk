@@ -157,6 +157,7 @@ def final_outputs():
         f"{RESULTS}/kl_gradients.parquet",
         f"{RESULTS}/{C.EXACT_FILE}",
         *TABLES,
+        f"{RESULTS}/claims.md",
         *(
             path
             for _, _, png in FIGURES

@@ -12,6 +12,7 @@ rule tables:
         klgrad=f"{RESULTS}/kl_gradients.parquet",
     output:
         TABLES,
+        claims=f"{RESULTS}/claims.md",
     log:
         f"{LOGS}/tables.log",
     group:
@@ -28,7 +29,7 @@ rule tables:
         "python -m rlvr tables --names {params.names} --task {input.task} --reference {input.reference}"
         " --gradstats {input.gradstats} --runs {input.runs} --curves {input.curves}"
         " --passk {input.passk} --klgrad {input.klgrad} --lang {params.lang} --outdir {params.outdir}"
-        " --code {params.code} 2> {log}"
+        " --claims {output.claims} --code {params.code} 2> {log}"
 
 
 rule figures_reference_gradients:

@@ -1,0 +1,43 @@
+"""Claims (rlvr/claims.py): sentences computed with their numbers by the demos, worded to their
+standard errors. That every claim of the default config is worded to its standard errors and
+that the README quotes exactly them is in tests/test_observations.py (which computes the default
+config's results once)."""
+
+import re
+
+import pytest
+from conftest import PYTHON, run
+
+from rlvr import claims as K
+from rlvr.compute import read_results
+
+
+def test_a_difference_is_worded_by_its_standard_error():
+    up, down, flat = K.Difference(0.31, 0.1, 20), K.Difference(-0.31, 0.1, 20), K.Difference(0.29, 0.1, 20)
+    assert K.change(up, "pass@1") == "raises pass@1 by 0.310 ± 0.100"
+    assert K.change(down, "pass@1") == "lowers pass@1 by 0.310 ± 0.100"
+    assert K.change(flat, "pass@1") == "changes pass@1 by +0.290 ± 0.100, not resolved (within 3 s.e.)"
+    assert K.signed(down) == "-0.310 ± 0.100" and K.signed(flat) == "+0.290 ± 0.100 (not resolved)"
+    assert K.over_seeds([1.0, 2.0, 3.0]) == K.Difference(2.0, pytest.approx(0.57735, abs=1e-5), 3)
+
+
+def test_the_cli_rewrites_a_stale_quote_and_check_refuses_it(tiny_run, tmp_path):
+    results = tiny_run / "results"
+    made = K.by_key(read_results(results))
+    key = next(iter(made))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"Before. <!-- claim {key} -->an old number 0.123<!-- /claim --> After.\n")
+    check = run([PYTHON, "-m", "rlvr", "claims", "--results", str(results), "--readme", str(readme), "--check"],
+                check=False)
+    assert check.returncode == 2 and key in check.stderr
+    run([PYTHON, "-m", "rlvr", "claims", "--results", str(results), "--readme", str(readme)])
+    assert readme.read_text() == f"Before. <!-- claim {key} -->{made[key].text}<!-- /claim --> After.\n"
+    readme.write_text("<!-- claim no_demo.makes_this -->x<!-- /claim -->")
+    bad = run([PYTHON, "-m", "rlvr", "claims", "--results", str(results), "--readme", str(readme)], check=False)
+    assert bad.returncode == 2 and "no demo makes the claim 'no_demo.makes_this'" in bad.stderr
+
+
+def test_the_pipeline_writes_every_claim(tiny_run):
+    text = (tiny_run / "results" / "claims.md").read_text()
+    made = K.by_key(read_results(tiny_run / "results"))
+    assert made and re.findall(r"^- `([\w.]+)`", text, re.M) == list(made)
