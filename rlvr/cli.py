@@ -150,6 +150,11 @@ def cmd_config(a):
     """Check a config and say what it asks for, computing nothing."""
     from . import config as C
 
+    if a.schema:
+        import yaml
+
+        print(yaml.safe_dump(C.schema(), sort_keys=False, allow_unicode=True, width=100))
+        return
     cfg = C.load_config(a.config)  # ConfigError names the file and line, or the key
     print("\n".join(C.summary(cfg)))
 
@@ -189,6 +194,7 @@ def build_parser():
 
     s = sub.add_parser("config", help="check a config file and say what it asks for (nothing is computed)")
     s.add_argument("--config", help="YAML merged over config/config.yaml, as snakemake --configfile does")
+    s.add_argument("--schema", action="store_true", help="print the whole config schema (every key, default, range)")
     s.set_defaults(fn=cmd_config)
 
     def job(name, fn, help, inputs=(), outputs=("out",)):

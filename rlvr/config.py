@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .demos import DEMOS
+from .knobs import OPTIONAL, ROW_KNOBS, row_schema
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
 
@@ -28,8 +29,8 @@ TASK_FILE = "task.parquet"
 EXACT_FILE = "exact_bias.parquet"
 # the training experiments whose rows come from a `rows:` list (grids allowed), in the demos' order
 ROW_EXPERIMENTS = tuple(demo.name for demo in DEMOS if demo.module.ROWS)
-# the keys of a row, in the order a grid expands them: the estimator, its step, then the objective
-ROW_FIELDS = ("method", "lr", "reward_offset", "shared_lr", "correct_answers", *TrainRow.OBJECTIVE)
+# the keys of a row, in the order a grid expands them (rlvr/knobs.py)
+ROW_FIELDS = tuple(knob.name for knob in ROW_KNOBS)
 
 
 class ConfigError(ValueError):
@@ -42,11 +43,41 @@ class GradStatCase(NamedTuple):
     level: str
 
 
-def _schema_validator():
-    import jsonschema
+def experiment_schema(demo):
+    """The config section of a demo whose rows come from a `rows:` list (demo.module.CONFIG)."""
+    number = {"type": "integer", "minimum": 1}
+    properties = {"enabled": {"type": "boolean", "default": True}} if demo.section else {}
+    properties.update({
+        "steps": {**number, "default": 300}, "prompts_per_step": {**number, "default": 16},
+        "G": {**number, "default": 8},
+        "seeds": {"$ref": "#/$defs/seeds", "default": demo.module.CONFIG["seeds"]},
+        "rows": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/row"},
+                 "default": demo.module.CONFIG["rows"]}})
+    return {"description": f"demo {demo.number}, {demo.module.CONFIG['help']}", "type": "object",
+            "additionalProperties": False, "default": {}, "properties": properties}
+
+
+def schema():
+    """The config's JSON schema: workflow/schemas/config.schema.yaml, with the row (its knobs:
+    rlvr/knobs.py) and the sections of the demos that train rows (rlvr/demos/) added, after
+    `trainer`, in the demos' order."""
     import yaml
 
-    schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    out = yaml.safe_load(SCHEMA_PATH.read_text())
+    out["$defs"]["row"] = row_schema()
+    sections, properties = {d.name: experiment_schema(d) for d in DEMOS if d.module.ROWS}, {}
+    for key, value in out["properties"].items():
+        properties[key] = value
+        if key == "trainer":
+            properties.update(sections)
+    out["properties"] = properties
+    return out
+
+
+def _schema_validator():
+    import jsonschema
+
+    schema_ = schema()
     base = jsonschema.Draft202012Validator
     validate_properties = base.VALIDATORS["properties"]
 
@@ -62,7 +93,7 @@ def _schema_validator():
         "integer", lambda _, x: isinstance(x, int) and not isinstance(x, bool)
     )
     cls = jsonschema.validators.extend(base, {"properties": fill_defaults}, type_checker=types)
-    return cls(schema)
+    return cls(schema_)
 
 
 def _key(path):
@@ -152,10 +183,9 @@ def validate_config(config):
         check_G(f"{name}.G", ex["G"], [row["method"] for row, _ in rows])
         for row, keys in rows:
             check_method(keys["method"], row["method"])
-            check_finite(keys["lr"], row["lr"])
-            check_finite(keys["reward_offset"], row["reward_offset"])
-            for field in ("clip_low", "clip_high", "kl_beta", "shared_lr"):
-                check_finite(keys[field], row[field])
+            for knob in ROW_KNOBS:
+                if knob.kind == "number" and row[knob.name] is not None:
+                    check_finite(keys[knob.name], row[knob.name])
             need(row["correct_answers"] < task["M"], keys["correct_answers"],
                  f"{row['correct_answers']} leaves no wrong answer among task.M = {task['M']}")
             ident = tuple(row[field] for field in ROW_FIELDS)
@@ -273,18 +303,13 @@ def train_rows(cfg):
     at an equal number of steps and at an equal budget of answers). Each row trains all seeds."""
     trainer, k = cfg["trainer"], tuple(cfg["reference"]["k"])
 
-    def row(experiment, method, lr, offset, G, pps, steps, seeds, max_rounds=0, **objective):
+    def row(experiment, method, lr, offset, G, pps, steps, seeds, max_rounds=0, **knobs):
         return TrainRow(experiment, method, float(lr), float(offset), G, pps, steps, max_rounds,
-                        tuple(seeds), trainer["value_lr"], trainer["eval_every"], k, **objective)
+                        tuple(seeds), trainer["value_lr"], trainer["eval_every"], k, **knobs)
 
     def objective(r):
-        """A row's objective keys as TrainRow takes them: numbers as floats, no dual clip as 0."""
-        out = {f: float(r[f]) for f in ("clip_low", "clip_high", "kl_beta")}
-        out["clip_c"] = 0.0 if r["clip_c"] is None else float(r["clip_c"])
-        out.update({f: r[f] for f in ("epochs", "kl_estimator", "kl_placement", "loss_agg")})
-        out["shared_lr"] = float(r["shared_lr"])
-        out["correct_answers"] = r["correct_answers"]
-        return out
+        """A row's knobs beyond the estimator and its step, as TrainRow takes them (Knob.cast)."""
+        return {knob.name: knob.cast(r[knob.name]) for knob in OPTIONAL}
 
     rows = []
     for name in ROW_EXPERIMENTS:

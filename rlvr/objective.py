@@ -15,70 +15,54 @@ An answer is one choice in this toy: its log-probability is the sum of its token
 Σ_t ∇ log π(o_t) = e_y − π, and the KL estimators see the whole answer, as if it were one token.
 """
 
-from typing import NamedTuple
+from collections import namedtuple
 
 import numpy as np
 
+from .knobs import KNOBS, OBJECTIVE
 from .policy import log_softmax, policy_gradient, softmax
 
-KL_ESTIMATORS = ("k1", "k2", "k3")
+# Schulman's estimators of KL(π‖π_ref) at a sampled answer, from ℓ = log π(y)/π_ref(y): name ->
+# (k(ℓ), dk/dℓ). Differentiated at the sampled y, k's gradient w.r.t. the logits is (dk/dℓ)(e_y − π).
+KL_ESTIMATORS = {
+    "k1": (lambda lr: lr, np.ones_like),  # ℓ; slope 1
+    "k2": (lambda lr: 0.5 * lr**2, lambda lr: lr),  # ℓ²/2; slope ℓ
+    "k3": (lambda lr: np.exp(-lr) - 1 + lr, lambda lr: 1 - np.exp(-lr)),  # π_ref/π − 1 + ℓ ≥ 0; slope 1 − π_ref/π
+}
 KL_PLACEMENTS = ("loss", "reward")
-LOSS_AGGREGATIONS = ("seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean")
 
 
-class Objective(NamedTuple):
-    """What each step maximises beyond the advantages; the defaults are the
-    lecture's: one on-policy update per batch, no KL, every answer counted once."""
+class Objective(namedtuple("Objective", OBJECTIVE, defaults=[KNOBS[name].spec_default for name in OBJECTIVE])):
+    """What each step maximises beyond the advantages: the objective's knobs (rlvr/knobs.py gives
+    each one's meaning, default and allowed values); the defaults are the lecture's: one on-policy
+    update per batch, no KL, every answer counted once."""
 
-    epochs: int = 1  # μ: updates on each batch; ρ = π/π_old is clipped from the second on
-    clip_low: float = 0.2  # ε_low: ρ below 1 − ε_low stops pushing a negative advantage
-    clip_high: float = 0.2  # ε_high: ρ above 1 + ε_high stops pushing a positive one (DAPO: 0.28)
-    clip_c: float = 0.0  # verl's dual clip: ρ above c (> 1) stops pushing a negative advantage; 0: none
-    kl_beta: float = 0.0  # β of the KL to the reference; 0: none
-    kl_estimator: str = "k3"  # k1, k2 or k3 (TRL's and verl's low_var_kl)
-    kl_placement: str = "loss"  # "loss" (GRPO, TRL) or "reward" (verl use_kl_in_reward)
-    loss_agg: str = "seq-mean-token-sum-norm"  # how answers of different lengths are weighted
+    __slots__ = ()
 
     def check(self):
         """ValueError naming the first field that is not allowed."""
-        if not (isinstance(self.epochs, int) and self.epochs >= 1):
-            raise ValueError(f"epochs = {self.epochs!r} must be a whole number >= 1")
-        if not 0 < self.clip_low < 1:
-            raise ValueError(f"clip_low = {self.clip_low!r} must be in (0, 1)")
-        if not self.clip_high > 0:
-            raise ValueError(f"clip_high = {self.clip_high!r} must be > 0")
-        if not (self.clip_c > 1 or self.clip_c == 0):
-            raise ValueError(f"clip_c = {self.clip_c!r} must be > 1 (or 0: no dual clip)")
-        if not self.kl_beta >= 0:
-            raise ValueError(f"kl_beta = {self.kl_beta!r} must be >= 0")
-        for name, allowed in (("kl_estimator", KL_ESTIMATORS), ("kl_placement", KL_PLACEMENTS),
-                              ("loss_agg", LOSS_AGGREGATIONS)):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} = {getattr(self, name)!r}; allowed: {', '.join(allowed)}")
+        for name, value in self._asdict().items():
+            problem = KNOBS[name].problem(value)
+            if problem:
+                raise ValueError(problem)
+
+
+def _kl(estimator):
+    if estimator not in KL_ESTIMATORS:
+        raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
+    return KL_ESTIMATORS[estimator]
 
 
 def kl_estimate(log_ratio, estimator):
-    """Schulman's estimators of KL(π‖π_ref) at sampled answers, from ℓ = log π(y)/π_ref(y):
-    k1 = ℓ, k2 = ℓ²/2, k3 = π_ref/π − 1 + ℓ (≥ 0). Any shape -> the same shape."""
-    if estimator == "k1":
-        return log_ratio
-    if estimator == "k2":
-        return 0.5 * log_ratio**2
-    if estimator == "k3":
-        return np.exp(-log_ratio) - 1 + log_ratio
-    raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
+    """Schulman's estimator of KL(π‖π_ref) at sampled answers, from ℓ = log π(y)/π_ref(y) (any
+    shape -> the same shape): k1 = ℓ, k2 = ℓ²/2, k3 = π_ref/π − 1 + ℓ (≥ 0)."""
+    return _kl(estimator)[0](log_ratio)
 
 
 def kl_estimate_slope(log_ratio, estimator):
     """dk/dℓ: differentiated at the sampled y, k's gradient w.r.t. the logits is
     (dk/dℓ)(e_y − π). k1: 1, k2: ℓ, k3: 1 − π_ref/π."""
-    if estimator == "k1":
-        return np.ones_like(log_ratio)
-    if estimator == "k2":
-        return log_ratio
-    if estimator == "k3":
-        return 1 - np.exp(-log_ratio)
-    raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
+    return _kl(estimator)[1](log_ratio)
 
 
 def clipped_surrogate_weights(A, ratio, clip_low, clip_high, clip_c=0.0):
@@ -94,24 +78,41 @@ def clipped_surrogate_weights(A, ratio, clip_low, clip_high, clip_c=0.0):
     return np.where(clipped, 0.0, A * ratio), clipped
 
 
+def _every_answer_alike(length, batch_tokens, batch_answers, unit):
+    return None
+
+
+def _answer_tokens_averaged(length, batch_tokens, batch_answers, unit):
+    return unit / length
+
+
+def _batch_tokens_alike(length, batch_tokens, batch_answers, unit):
+    return np.broadcast_to(batch_answers * unit / batch_tokens, length.shape)
+
+
+# loss aggregation modes: name -> weights(length, batch_tokens, batch_answers, unit) (aggregation_weights)
+LOSS_AGGREGATIONS = {
+    "seq-mean-token-sum-norm": _every_answer_alike,
+    "seq-mean-token-mean": _answer_tokens_averaged,
+    "token-mean": _batch_tokens_alike,
+}
+
+
 def aggregation_weights(mode, length, batch_tokens=None, batch_answers=None, unit=1.0):
     """Each answer's share of the loss under an aggregation mode, in units where every mode
     gives 1 to an answer of `unit` tokens in a batch of such answers (so the lr means the same):
     length: [n, G] tokens of each sampled answer -> [n, G], or None for weight 1 everywhere.
 
     seq-mean-token-sum-norm (Dr. GRPO): a constant normaliser, every answer 1 (the toy's own loss);
-    seq-mean-token-mean (GRPO, TRL "grpo", verl's default): an answer's token losses averaged,
+    seq-mean-token-mean (GRPO, TRL loss_type "grpo"): an answer's token losses averaged,
         unit / length: a long answer moves its probability less;
-    token-mean (DAPO): every token of the batch alike, batch_answers · unit / batch_tokens:
+    token-mean (DAPO; the default of verl's loss_agg_mode and of TRL's loss_type "dapo", at verl
+        b178a3c and TRL f2cd577): every token of the batch alike, batch_answers · unit / batch_tokens:
         one scale for the whole batch ([n, 1] arrays, for a batch made of several seeds' rows).
     """
-    if mode == "seq-mean-token-sum-norm":
-        return None
-    if mode == "seq-mean-token-mean":
-        return unit / length
-    if mode == "token-mean":
-        return np.broadcast_to(batch_answers * unit / batch_tokens, length.shape)
-    raise ValueError(f"unknown loss aggregation {mode!r}; allowed: {', '.join(LOSS_AGGREGATIONS)}")
+    if mode not in LOSS_AGGREGATIONS:
+        raise ValueError(f"unknown loss aggregation {mode!r}; allowed: {', '.join(LOSS_AGGREGATIONS)}")
+    return LOSS_AGGREGATIONS[mode](length, batch_tokens, batch_answers, unit)
 
 
 def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None):

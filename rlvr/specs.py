@@ -6,12 +6,14 @@ each job its spec as JSON; the job rebuilds it with `from_json` and computes fro
 """
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields, make_dataclass
+
+from .knobs import OBJECTIVE, OPTIONAL, path_tokens
 
 
 @dataclass(frozen=True)
-class TrainRow:
-    """Every seed of one training configuration: one pipeline job."""
+class _Job:
+    """What every training job has, whatever its knobs (TrainRow adds those)."""
 
     experiment: str  # a demo whose section has `rows:` (config.ROW_EXPERIMENTS), "group_size" or "dynamic"
     method: str
@@ -25,26 +27,13 @@ class TrainRow:
     value_lr: float  # the learned baseline's step (read only by `learned`)
     eval_every: int  # pass@1 recorded every this many steps
     k: tuple  # exact pass@k of the trained policies for these k
-    # the rest of the objective (objective.Objective; its defaults are the lecture's)
-    epochs: int = 1
-    clip_low: float = 0.2
-    clip_high: float = 0.2
-    clip_c: float = 0.0
-    kl_beta: float = 0.0
-    kl_estimator: str = "k3"
-    kl_placement: str = "loss"
-    loss_agg: str = "seq-mean-token-sum-norm"
-    shared_lr: float = 0.0  # the shared weights' step per answer type (0: the tabular policy)
-    correct_answers: int = 1  # answers 0 .. n−1 of each prompt are correct (task.with_correct_answers)
 
     # the columns that identify the row in each of its Parquet tables (runs, curves, passk_trained);
     # with steps they also name its files: seeds and the shared settings do not, so adding a seed
     # reruns this row's job under the same path
     COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds",
-               "epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
-               "loss_agg", "shared_lr", "correct_answers")
-    OBJECTIVE = ("epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
-                 "loss_agg")
+               *(knob.name for knob in OPTIONAL))
+    OBJECTIVE = OBJECTIVE
 
     @property
     def objective(self):
@@ -54,21 +43,23 @@ class TrainRow:
 
     @property
     def path(self):
-        """Path of the row's files under results/, without the suffix; an objective other than
-        the default adds its non-default fields, so the lecture's rows keep their paths."""
-        from .objective import Objective
-
-        changed = "".join(f"_{name}{value if isinstance(value, str) else repr(value)}"
-                          for name, value in zip(self.OBJECTIVE, self.objective)
-                          if value != getattr(Objective(), name))
-        changed += f"_shared{self.shared_lr!r}" if self.shared_lr else ""
-        changed += f"_correct{self.correct_answers}" if self.correct_answers != 1 else ""
+        """Path of the row's files under results/, without the suffix; a knob away from its default
+        adds its token and value (rlvr/knobs.py), so the lecture's rows keep their paths."""
         return (f"runs/{self.experiment}/{self.method}/lr{self.lr!r}_off{self.reward_offset!r}"
-                f"_G{self.G}_n{self.prompts_per_step}_s{self.steps}_dyn{self.max_rounds}{changed}")
+                f"_G{self.G}_n{self.prompts_per_step}_s{self.steps}_dyn{self.max_rounds}"
+                f"{path_tokens({k.name: getattr(self, k.name) for k in OPTIONAL})}")
 
     @property
     def methods(self):
         return (self.method,)
+
+
+# every seed of one training configuration (one pipeline job): _Job's fields, then a field per
+# knob of rlvr/knobs.py that a row may leave at its default (the objective, shared_lr,
+# correct_answers), with that default
+TrainRow = make_dataclass("TrainRow", [(k.name, type(k.spec_default), field(default=k.spec_default))
+                                       for k in OPTIONAL], bases=(_Job,), frozen=True)
+TrainRow.__module__ = __name__
 
 
 @dataclass(frozen=True)

@@ -184,10 +184,10 @@ def test_every_demo_module_is_complete_and_wired_through_its_config_section():
     import yaml
     from conftest import REPO
 
-    from rlvr.config import SCHEMA_PATH
+    from rlvr.config import DEFAULT_CONFIG, schema
     from rlvr.demos import DEMOS
 
-    sections = yaml.safe_load(SCHEMA_PATH.read_text())["properties"]
+    sections, shipped = schema()["properties"], yaml.safe_load(DEFAULT_CONFIG.read_text())
     figures = [name for demo in DEMOS for name in demo.figures]
     assert len(set(figures)) == len(figures)
     for demo in DEMOS:
@@ -195,9 +195,10 @@ def test_every_demo_module_is_complete_and_wired_through_its_config_section():
         for name in demo.figures:
             assert (REPO / "workflow" / "report" / f"{name}.rst").is_file(), name
         if demo.section:
-            assert "enabled" in sections[demo.section]["properties"], demo.name
-        if demo.module.ROWS:
-            assert "rows" in sections[demo.name]["properties"], demo.name
+            assert "enabled" in sections[demo.section]["properties"] and demo.section in shipped, demo.name
+        if demo.module.ROWS:  # its section is built from its CONFIG, and the shipped config spells it out
+            assert sections[demo.name]["properties"]["rows"]["default"] == demo.module.CONFIG["rows"]
+            assert shipped[demo.name]["rows"] == demo.module.CONFIG["rows"], demo.name
 
 
 def test_one_wrong_G_is_one_error_naming_the_G():

@@ -11,6 +11,16 @@ TITLE = "clipping and inner updates"  # the report's heading for its figures
 SWITCHABLE = True  # the config section of this name has `enabled`
 ROWS = True  # its config section's `rows:` list trains rows of experiment "clipping"
 
+# its config section (rlvr/config.py builds its schema from this): what it is, its default
+# seeds and rows; config/config.yaml spells the same defaults out for users
+CONFIG = {
+    "help": "PPO's clipped ratio over μ inner updates per batch (GRPO's objective; DAPO's clip-higher): one run per row x seed, rows as in training (grids allowed)",
+    "seeds": list(range(20)),
+    "rows": [
+        {"method": "grpo", "lr": 2.0, "epochs": [1, 2, 4], "clip_high": [0.2, 0.28, 0.4]},
+    ],
+}
+
 TEXT = {
     "en": {
         "title": "Demo {number}: PPO's clipped ratio over μ updates per batch ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",

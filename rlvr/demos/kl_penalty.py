@@ -10,6 +10,17 @@ TITLE = "KL to the reference"  # the report's heading for its figures
 SWITCHABLE = True  # the config section of this name has `enabled`
 ROWS = True  # its config section's `rows:` list trains rows of experiment "kl_penalty"
 
+# its config section (rlvr/config.py builds its schema from this): what it is, its default
+# seeds and rows; config/config.yaml spells the same defaults out for users
+CONFIG = {
+    "help": "a KL penalty to the reference: β x estimator x placement; one run per row x seed, rows as in training (grids allowed)",
+    "seeds": list(range(5)),
+    "rows": [
+        {"method": "grpo", "lr": 2.0},
+        {"method": "grpo", "lr": 2.0, "kl_beta": [0.1, 0.3, 1.0], "kl_estimator": ["k1", "k2", "k3"], "kl_placement": ["loss", "reward"]},
+    ],
+}
+
 TEXT = {
     "en": {
         "title": "Demo {number}: a KL penalty to the reference ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",

@@ -11,6 +11,16 @@ TITLE = "loss aggregation and lengths"  # the report's heading for its figures
 SWITCHABLE = True  # the config section of this name has `enabled`
 ROWS = True  # its config section's `rows:` list trains rows of experiment "loss_aggregation"
 
+# its config section (rlvr/config.py builds its schema from this): what it is, its default
+# seeds and rows; config/config.yaml spells the same defaults out for users
+CONFIG = {
+    "help": "how answers of different lengths share the loss (Dr. GRPO's length bias); one run per row x seed, rows as in training (grids allowed)",
+    "seeds": list(range(20)),
+    "rows": [
+        {"method": ["grpo", "dr_grpo"], "lr": 2.0, "loss_agg": ["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"]},
+    ],
+}
+
 TEXT = {
     "en": {
         "title": "Demo {number}: loss aggregation over answers of {lo}-{hi} tokens (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
@@ -88,8 +98,8 @@ def mean_weight(task, loss_agg):
 
 
 LOSS_AGG_LABELS = {"seq-mean-token-sum-norm": "seq-mean-token-sum-norm (Dr. GRPO; lecture)",
-                   "seq-mean-token-mean": "seq-mean-token-mean (GRPO, TRL, verl default)",
-                   "token-mean": "token-mean (DAPO)"}
+                   "seq-mean-token-mean": "seq-mean-token-mean (GRPO; TRL \"grpo\")",
+                   "token-mean": "token-mean (DAPO; verl, TRL default)"}
 
 
 LOSS_AGG_STYLES = {"seq-mean-token-sum-norm": "-", "seq-mean-token-mean": "--", "token-mean": ":"}
@@ -121,7 +131,7 @@ def loss_aggregation(curves):
                  f"(mean over seeds, 95% band{note})", fontsize="medium")
     # the legend in grey: the modes are line styles, the colour is the panel's method
     handles = [Line2D([], [], color="0.3", ls=LOSS_AGG_STYLES[m], label=LOSS_AGG_LABELS[m]) for m in modes]
-    F.legend_below(fig, handles, ncol=len(handles))
+    F.legend_below(fig, handles, ncol=2)  # three long labels: two rows, within the page width
     return fig
 
 

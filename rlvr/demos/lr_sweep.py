@@ -10,6 +10,16 @@ TITLE = "learning-rate sweep"  # the report's heading for its figures
 SWITCHABLE = True  # the config section of this name has `enabled`
 ROWS = True  # its config section's `rows:` list trains rows of experiment "lr_sweep"
 
+# its config section (rlvr/config.py builds its schema from this): what it is, its default
+# seeds and rows; config/config.yaml spells the same defaults out for users
+CONFIG = {
+    "help": "final pass@1 against the learning rate per estimator: one run per row x seed, rows as in training (grids allowed)",
+    "seeds": list(range(5)),
+    "rows": [
+        {"method": ["none", "learned", "rloo", "grpo"], "lr": [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]},
+    ],
+}
+
 TEXT = {
     "en": {
         "title": "Demo {number}: final pass@1 against the learning rate ({pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",

@@ -12,6 +12,17 @@ TITLE = "several correct answers: rank bias"  # the report's heading for its fig
 SWITCHABLE = True  # the config section of this name has `enabled`
 ROWS = True  # its config section's `rows:` list trains rows of experiment "rank_bias"
 
+# its config section (rlvr/config.py builds its schema from this): what it is, its default
+# seeds and rows; config/config.yaml spells the same defaults out for users
+CONFIG = {
+    "help": "several correct answers per prompt (rows' correct_answers): which correct answer training concentrates on; one run per row x seed, rows as in training (grids allowed)",
+    "seeds": list(range(20)),
+    "rows": [
+        {"method": ["grpo", "unlikeliness"], "lr": 2.0, "correct_answers": 4},
+        {"method": "grpo", "lr": 2.0, "correct_answers": 4, "epochs": [2, 4], "clip_high": [0.2, 0.28]},
+    ],
+}
+
 TEXT = {
     "en": {
         "title": "Demo {number}: several correct answers per prompt; which one training finds (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",

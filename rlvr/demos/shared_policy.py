@@ -11,6 +11,16 @@ TITLE = "shared weights: RL narrows pass@k"  # the report's heading for its figu
 SWITCHABLE = True  # the config section of this name has `enabled`
 ROWS = True  # its config section's `rows:` list trains rows of experiment "shared_policy"
 
+# its config section (rlvr/config.py builds its schema from this): what it is, its default
+# seeds and rows; config/config.yaml spells the same defaults out for users
+CONFIG = {
+    "help": "RL narrowing pass@k: the policy gets shared weights per answer strategy type (rows' shared_lr; task.minority); one run per row x seed, rows as in training (grids allowed)",
+    "seeds": list(range(10)),
+    "rows": [
+        {"method": ["none", "rloo", "grpo", "dr_grpo", "pkpo_k4", "unlikeliness"], "lr": 2.0, "shared_lr": [0.0, 0.01, 0.05]},
+    ],
+}
+
 TEXT = {
     "en": {
         "title": "Demo {number}: shared weights per answer strategy; RL narrows pass@k (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",

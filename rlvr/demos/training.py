@@ -11,6 +11,31 @@ TITLE = "training"  # the report's heading for its figures
 SWITCHABLE = False  # the config section of this name has `enabled`
 ROWS = True  # its config section's `rows:` list trains rows of experiment "training"
 
+# its config section (rlvr/config.py builds its schema from this): what it is, its default
+# seeds and rows; config/config.yaml spells the same defaults out for users
+CONFIG = {
+    "help": "the lecture's training runs: one run per row and seed",
+    "seeds": list(range(5)),
+    "rows": [
+        {"method": "none", "lr": 2.0, "reward_offset": 0.0},
+        {"method": "learned", "lr": 2.0, "reward_offset": 0.0},
+        {"method": "rloo", "lr": 2.0, "reward_offset": 0.0},
+        {"method": "grpo", "lr": 2.0, "reward_offset": 0.0},
+        {"method": "none", "lr": 2.0, "reward_offset": 5.0},
+        {"method": "learned", "lr": 2.0, "reward_offset": 5.0},
+        {"method": "rloo", "lr": 2.0, "reward_offset": 5.0},
+        {"method": "grpo", "lr": 2.0, "reward_offset": 5.0},
+        {"method": "none", "lr": 8.0, "reward_offset": 0.0},
+        {"method": "grpo", "lr": 4.0, "reward_offset": 0.0},
+        {"method": "dr_grpo", "lr": 2.0, "reward_offset": 0.0},
+        {"method": "grpo_unbiased_std", "lr": 2.0, "reward_offset": 0.0},
+        {"method": "batch_std", "lr": 2.0, "reward_offset": 0.0},
+        {"method": "reinforce_pp_baseline", "lr": 2.0, "reward_offset": 0.0},
+        {"method": "oracle", "lr": 2.0, "reward_offset": 0.0},
+        {"method": "optimal", "lr": 2.0, "reward_offset": 0.0},
+    ],
+}
+
 TEXT = {
     "en": {
         "title": "Demo {number}: training ({pps} prompts x {G} answers per step, {steps} steps; mean ± s.e. over {n} seeds)",

@@ -1,0 +1,52 @@
+"""A row's knobs are declared once (rlvr/knobs.py): the schema's row, the spec, the objective,
+the checks and the paths all come from that table."""
+
+import math
+from dataclasses import fields
+
+import pytest
+
+from rlvr.config import ConfigError, schema, train_rows, validate_config
+from rlvr.knobs import KNOBS, OBJECTIVE, OPTIONAL, REQUIRED, ROW_KNOBS, bounds
+from rlvr.objective import KL_ESTIMATORS, LOSS_AGGREGATIONS, Objective
+from rlvr.specs import TrainRow
+
+
+def test_every_knob_reaches_the_schema_the_spec_and_the_objective():
+    row = schema()["$defs"]["row"]
+    assert list(row["properties"]) == [k.name for k in ROW_KNOBS]
+    assert row["required"] == [k.name for k in ROW_KNOBS if k.default == REQUIRED] == ["method", "lr"]
+    names = [f.name for f in fields(TrainRow)]
+    assert names[-len(OPTIONAL):] == [k.name for k in OPTIONAL]
+    assert Objective._fields == OBJECTIVE
+    assert Objective() == tuple(KNOBS[name].spec_default for name in OBJECTIVE)
+    # the choices come from the registries that act on them
+    assert row["properties"]["kl_estimator"]["items"]["enum"] == list(KL_ESTIMATORS)
+    assert row["properties"]["loss_agg"]["items"]["enum"] == list(LOSS_AGGREGATIONS)
+
+
+def test_a_knobs_default_is_allowed_and_its_bounds_are_said_in_words():
+    for knob in ROW_KNOBS:
+        if knob.default != REQUIRED:
+            assert knob.problem(knob.spec_default) is None, knob.name
+    assert bounds(KNOBS["epochs"]) == "a whole number >= 1"
+    assert bounds(KNOBS["clip_low"]) == "in (0, 1)"
+    assert bounds(KNOBS["clip_c"]) == "> 1 (or 0: no dual clip)"
+    assert KNOBS["kl_beta"].problem(-0.5) == "kl_beta = -0.5 must be >= 0"
+    assert KNOBS["shared_lr"].problem(math.nan) == "shared_lr = nan must be a finite number"
+
+
+def test_a_row_at_the_defaults_keeps_the_lectures_path_and_a_changed_knob_names_itself():
+    cfg = validate_config({"training": {"rows": [{"method": "grpo", "lr": 2.0},
+                                                 {"method": "grpo", "lr": 2.0, "clip_c": 3, "correct_answers": 2}]}})
+    plain, changed = (r for r in train_rows(cfg) if r.experiment == "training")
+    assert plain.path == "runs/training/grpo/lr2.0_off0.0_G8_n16_s300_dyn0"
+    assert changed.path == plain.path + "_clip_c3.0_correct2"
+    assert changed.objective.clip_c == 3.0 and plain.objective.clip_c == 0.0  # null: no dual clip
+
+
+@pytest.mark.parametrize("knob", [k.name for k in ROW_KNOBS if k.kind == "number"])
+def test_a_non_finite_number_in_any_knob_is_refused_naming_it(knob):
+    row = {"method": "grpo", "lr": 2.0, knob: math.nan}
+    with pytest.raises(ConfigError, match=rf"training.rows\[0\].{knob}: nan is not a finite number"):
+        validate_config({"training": {"rows": [row]}})
