@@ -59,12 +59,12 @@ def signed(d, digits=3):
     return f"{d.mean:+.{digits}f} ± {d.se:.{digits}f}" + ("" if d.resolved else " (not resolved)")
 
 
-def change(d, what, digits=3, up="raises", down="lowers"):
-    """A paired difference in words: "raises <what> by x ± s" beyond 3 s.e., else that it is not
-    resolved, with the signed number."""
+def change(d, what, digits=3, unit="", up="raises", down="lowers"):
+    """A paired difference in words: "raises <what> by x ± s<unit>" beyond 3 s.e., else "changes
+    <what> by +x ± s<unit> (not resolved)"."""
     if not d.resolved:
-        return f"changes {what} by {d.mean:+.{digits}f} ± {d.se:.{digits}f}, not resolved (within 3 s.e.)"
-    return f"{up if d.mean > 0 else down} {what} by {number(d, digits)}"
+        return f"changes {what} by {d.mean:+.{digits}f} ± {d.se:.{digits}f}{unit} (not resolved)"
+    return f"{up if d.mean > 0 else down} {what} by {number(d, digits)}{unit}"
 
 
 def every_claim(frames):

@@ -210,13 +210,16 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
         path = moved / "rlvr" / module
         assert old in path.read_text()
         path.write_text(path.read_text().replace(old, new, 1))
+
+    def planned():
         return job_counts(snakemake(moved, "-n", snakefile=snakefile).stdout)
 
-    assert replace("objective.py", '"""The rest of', '"""The whole rest of') == {}  # a docstring
-    assert replace("cli.py", 'help="generate the task"', 'help="generate the toy task"') == {}
-    counts = replace("estimators.py", 'label="GRPO",', 'label="GRPO, relabelled",')
-    assert counts == {"tables": 1, "figures_reference_gradients": 1, "figures_training": 1, "all": 1}
-    assert replace("estimators.py", 'label="GRPO, relabelled",', 'label="GRPO",') == {}  # as it was
+    replace("objective.py", '"""The rest of', '"""The whole rest of')  # a docstring
+    replace("cli.py", 'help="generate the task"', 'help="generate the toy task"')  # a help text
+    assert planned() == {}
+    replace("estimators.py", 'label="GRPO",', 'label="GRPO, relabelled",')
+    assert planned() == {"tables": 1, "figures_reference_gradients": 1, "figures_training": 1, "all": 1}
+    replace("estimators.py", 'label="GRPO, relabelled",', 'label="GRPO",')  # as it was
     counts = edit("training.py", "\nEDITED = True\n")
     assert counts == {"train": 19, **TRAINING_TAIL}  # every training row of the tiny config
     counts = edit("metrics.py", "\nEDITED = True\n")  # pass@k: training, reference, gradient stats

@@ -89,7 +89,7 @@ def claims(frames):
     gains = [(mu, K.paired(runs, "final_pass1", dict(one, epochs=mu), one),
               K.paired(runs, "entropy", dict(one, epochs=mu), one)) for mu in mus]
     out.append(K.Claim("more_updates", f"At ε_high {low:g}, against one update per batch, " + "; ".join(
-        f"μ = {mu} {K.change(p, 'the final pass@1', 4)} and {K.change(h, 'the final entropy', 4)} nats"
+        f"μ = {mu} {K.change(p, 'the final pass@1', 4)} and {K.change(h, 'the final entropy', 4, ' nats')}"
         for mu, p, h in gains) + f" ({gains[0][1].seeds} seeds, paired)", tuple(d for _, p, h in gains for d in (p, h))))
     # the first update of a batch cannot clip: the share among the later μ − 1 updates
     later = (c[c["epochs"] > 1].groupby(["epochs", "clip_high"])["clip_frac"].mean()
@@ -102,7 +102,7 @@ def claims(frames):
         entropy = K.paired(runs, "entropy", {"epochs": top, "clip_high": high}, {"epochs": top, "clip_high": low})
         pass1 = K.paired(runs, "final_pass1", {"epochs": top, "clip_high": high}, {"epochs": top, "clip_high": low})
         out.append(K.Claim("clip_higher", (
-            f"Raising ε_high from {low:g} to {high:g} at μ = {top} {K.change(entropy, 'the final entropy', 4)} nats "
+            f"Raising ε_high from {low:g} to {high:g} at μ = {top} {K.change(entropy, 'the final entropy', 4, ' nats')} "
             f"and {K.change(pass1, 'the final pass@1', 4)} ({entropy.seeds} seeds, paired)"), (entropy, pass1)))
     return out
 

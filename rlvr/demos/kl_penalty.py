@@ -2,6 +2,7 @@
 
 
 from .. import analysis as A
+from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
@@ -85,6 +86,55 @@ def table(frames, L):
         if grad_rows:
             parts.append((L["grad"], L["grad_head"], grad_rows))
     return (R.title(L, runs.iloc[0], min(n)), parts, L["note"])
+
+
+def claims(frames):
+    """What the README says of this demo, computed: where each estimator and placement leaves the KL
+    and pass@1 at the largest β; what k1 in the loss does (paired with no penalty); and where the
+    exact expected gradients of k2 and k3 in the reward point on the policies trained without KL."""
+    runs = A.experiment_runs(frames, "kl_penalty", ["kl_ref"])
+    if runs is None or not (runs["kl_beta"] == 0).any():
+        return []
+    free = {"kl_beta": 0.0}
+    out, beta = [], runs["kl_beta"].max()
+    top = [(g["kl_ref"], g["final_pass1"], est, place) for (est, place), g in
+           A.select_rows(runs, kl_beta=beta).groupby(["kl_estimator", "kl_placement"], sort=False)]
+    top.sort(key=lambda x: x[0].mean())
+    none = A.select_rows(runs, **free)
+    if top:
+        out.append(K.Claim("at_largest_beta", (
+            f"At β = {beta:g}, the final KL(π‖π_ref) is " + ", ".join(f"{A.pm(kl)} with {est} in the {place}"
+                                                                      for kl, _, est, place in top)
+            + f", against {A.pm(none['kl_ref'])} without a penalty; the final pass@1 "
+            + ", ".join(f"{A.pm(p1)} ({est} in the {place})" for _, p1, est, place in top)
+            + f", against {A.pm(none['final_pass1'])} ({len(none)} seeds)"), ()))
+    k1 = [(b, K.paired(runs, "kl_ref", {"kl_beta": b, "kl_estimator": "k1", "kl_placement": "loss"}, free),
+           K.paired(runs, "final_pass1", {"kl_beta": b, "kl_estimator": "k1", "kl_placement": "loss"}, free))
+          for b in sorted(runs["kl_beta"].unique()) if b > 0
+          and len(A.select_rows(runs, kl_beta=b, kl_estimator="k1", kl_placement="loss"))]
+    if k1 and (runs["epochs"] == 1).all():
+        out.append(K.Claim("k1_in_the_loss", (
+            "k1 in the loss adds exactly −β to every sampled answer's weight (its slope is 1; one update per "
+            "batch, by construction): a constant reward offset after the advantages, with zero expected "
+            "gradient on-policy, that acts through its noise as the lecture's offset does. Against no "
+            "penalty, " + "; ".join(f"at β = {b:g} it {K.change(kl, 'the final KL')} and "
+                                    f"{K.change(p1, 'the final pass@1')}" for b, kl, p1 in k1)
+            + f" ({k1[0][1].seeds} seeds, paired)"), tuple(d for _, kl, p1 in k1 for d in (kl, p1))))
+    klgrad = frames.get("klgrad")
+    if klgrad is not None:
+        g = klgrad[(klgrad["experiment"] == "kl_penalty") & (klgrad["kl_beta"] == 0)]
+        g = A.select_rows(g, **{k: g[k].iloc[0] for k in ("method", "lr")}) if len(g) else g
+
+        def cos(est, column):
+            return A.pm(A.select_rows(g, estimator=est, placement="reward")[column], 2)
+
+        if len(A.select_rows(g, estimator="k3", placement="reward")):
+            out.append(K.Claim("k3_in_the_reward", (
+                "On the policies trained without a penalty, the exact expected gradient of k3 in the reward "
+                f"has cosine {cos('k3', 'cos_reverse')} with ∇KL(π‖π_ref) and {cos('k3', 'cos_forward')} with "
+                f"∇KL(π_ref‖π); that of k2 in the reward {cos('k2', 'cos_reverse')} with ∇KL(π‖π_ref) "
+                f"({g['seed'].nunique()} seeds)"), ()))
+    return out
 
 
 def kl_penalty(curves):

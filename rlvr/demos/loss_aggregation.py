@@ -3,6 +3,7 @@
 import numpy as np
 
 from .. import analysis as A
+from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
@@ -95,6 +96,41 @@ def mean_weight(task, loss_agg):
     seq-mean-token-mean."""
     lengths = task[[c for c in task if c.startswith("length_")]].to_numpy(float)
     return float(lengths.mean() * (1 / lengths).mean()) if loss_agg == "seq-mean-token-mean" else 1.0
+
+
+def claims(frames):
+    """What the README says of this demo, computed: how each aggregation mode moves the expected
+    length of a wrong and of a correct answer, and pass@1, against every answer alike (paired)."""
+    runs = A.experiment_runs(frames, "loss_aggregation", ["length_wrong", "length_correct"])
+    base = "seq-mean-token-sum-norm"
+    if runs is None or base not in set(runs["loss_agg"]):
+        return []
+    curves = frames["curves"]
+    start = curves[(curves["experiment"] == "loss_aggregation") & (curves["level"] == "all") & (curves["step"] == 0)]
+    methods = list(dict.fromkeys(runs["method"]))
+    out = []
+    for mode, key in (("seq-mean-token-mean", "answer_tokens_averaged"), ("token-mean", "batch_tokens_alike")):
+        found = [(m, *(K.paired(runs, col, {"method": m, "loss_agg": mode}, {"method": m, "loss_agg": base})
+                       for col in ("length_wrong", "length_correct", "final_pass1")))
+                 for m in methods if len(A.select_rows(runs, method=m, loss_agg=mode))]
+        if not found:
+            continue
+        out.append(K.Claim(key, (
+            f"{mode} against every answer alike ({base}): " + "; ".join(
+                f"with {style.label(m)}'s advantages it "
+                f"{K.change(w, 'the expected length of a wrong answer', 1, ' tokens')}, "
+                f"{K.change(c, 'that of a correct answer', 1, ' tokens')} and {K.change(p, 'the final pass@1', 4)}"
+                for m, w, c, p in found)
+            + f" ({found[0][1].seeds} seeds, paired; before training a wrong answer has "
+              f"{start['length_wrong'].mean():.0f} tokens, a correct one {start['length_correct'].mean():.0f})"),
+            tuple(d for _, *ds in found for d in ds)))
+    task = frames.get("task")
+    if task is not None:
+        out.append(K.Claim("mean_weight", (
+            "averaging an answer's tokens gives an answer a mean weight of "
+            f"{mean_weight(task, 'seq-mean-token-mean'):.2f} with these lengths (every answer alike: 1), "
+            "so it also takes a larger step on average, by construction"), ()))
+    return out
 
 
 LOSS_AGG_LABELS = {"seq-mean-token-sum-norm": "seq-mean-token-sum-norm (Dr. GRPO; lecture)",

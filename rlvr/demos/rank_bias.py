@@ -129,8 +129,8 @@ def claims(frames):
         final = K.paired(runs, "entropy_correct", unlikely, grpo)
         pass1 = K.paired(runs, "final_pass1", unlikely, grpo)
         out.append(K.Claim("unlikeliness", (
-            f"Against GRPO, the unlikeliness reward {K.change(at, f'the correct-answer entropy at pass@1 {target:g}')}"
-            f" nats ({K.change(final, 'it at the end')}) and {K.change(pass1, 'the final pass@1')} "
+            f"Against GRPO, the unlikeliness reward {K.change(at, f'the correct-answer entropy at pass@1 {target:g}', unit=' nats')}"
+            f" ({K.change(final, 'it at the end', unit=' nats')}) and {K.change(pass1, 'the final pass@1')} "
             f"({at.seeds} seeds, paired)"), (at, final, pass1)))
         last = curves[(curves["experiment"] == "rank_bias") & (curves["epochs"] == 1) & (curves["clip_high"] == low)]
         last = last[last["step"] == last["step"].max()]
@@ -147,7 +147,7 @@ def claims(frames):
             if len(A.select_rows(runs, **dict(grpo, epochs=mu)))]
     if more:
         out.append(K.Claim("more_updates", "Against one update per batch, " + "; ".join(
-            f"μ = {mu} {K.change(h, f'the correct-answer entropy at pass@1 {target:g}')} nats and "
+            f"μ = {mu} {K.change(h, f'the correct-answer entropy at pass@1 {target:g}', unit=' nats')} and "
             f"{K.change(p, 'the final pass@1')}" for mu, h, p in more) + f" ({more[0][1].seeds} seeds, paired)",
             tuple(d for _, h, p in more for d in (h, p))))
     higher = [(mu, K.paired(runs, "entropy_correct_at", dict(grpo, epochs=mu, clip_high=high),
@@ -155,7 +155,8 @@ def claims(frames):
               if high > low and len(A.select_rows(runs, **dict(grpo, epochs=mu, clip_high=high)))]
     if higher:
         out.append(K.Claim("clip_higher", f"ε_high {high:g} instead of {low:g} " + "; ".join(
-            f"at μ = {mu} {K.change(d, f'the correct-answer entropy at pass@1 {target:g}')} nats" for mu, d in higher)
+            f"at μ = {mu} {K.change(d, f'the correct-answer entropy at pass@1 {target:g}', unit=' nats')}"
+            for mu, d in higher)
             + f" (paired with the same μ, {higher[0][1].seeds} seeds)", tuple(d for _, d in higher)))
     return out
 

@@ -3,6 +3,7 @@
 import numpy as np
 
 from .. import analysis as A
+from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
@@ -100,6 +101,87 @@ def table(frames, L):
     minority = A.select_rows(ref, level="minority", k=ks[0])["n_prompts"] if has_minority else []
     note = [line.format(m=int(minority.iloc[0]) if len(minority) else 0, P=int(all_ref)) for line in L["note"]]
     return (R.title(L, sp.iloc[0], min(n)), [("", head, rows)], note)
+
+
+def claims(frames):
+    """What the README says of this demo, computed: with shared weights the estimators that see
+    only pass@1 end above the reference at pass@1 and below it at the largest k, and cross it;
+    the tabular policy never does; PKPO and the unlikeliness reward paired with GRPO."""
+    runs, passk, ref = frames["runs"], frames.get("passk"), frames["reference"]
+    if passk is None or "shared_lr" not in runs or not (runs["experiment"] == "shared_policy").any():
+        return []
+    from ..estimators import ESTIMATORS
+
+    sp = runs[runs["experiment"] == "shared_policy"]
+    pk = A.trained_passk(passk, "shared_policy")
+    k = int(pk["k"].max())
+    at = {lv: A.select_rows(ref, level=lv, k=k)["pass_at_k"] for lv in ("all", "minority")}
+    top = {lv: A.select_rows(pk, level=lv, k=k) for lv in at if len(at[lv])}
+    pass1 = float(A.select_rows(ref, level="all", k=1)["pass_at_k"].iloc[0]) if (ref["k"] == 1).any() else None
+    methods = list(dict.fromkeys(sp["method"]))
+    plain = [m for m in methods if ESTIMATORS.get(m) is None or ESTIMATORS[m].family != "pass@k"]
+    shared = sorted(lr for lr in sp["shared_lr"].unique() if lr > 0)
+    out = []
+
+    def span(values, digits=3):
+        lo, hi = min(values), max(values)
+        return f"{lo:.{digits}f}" if f"{lo:.{digits}f}" == f"{hi:.{digits}f}" else f"{lo:.{digits}f}–{hi:.{digits}f}"
+
+    for lr in shared:
+        here = A.select_rows(sp, shared_lr=lr)
+        below = [K.over_seeds(A.select_rows(top["all"], method=m, shared_lr=lr)["pass_at_k"] - at["all"].iloc[0])
+                 for m in plain]
+        resolved = sum(d.resolved and d.mean < 0 for d in below)
+        crossed = [A.select_rows(here, method=m)["crossover_k"] for m in plain]
+        every = all((c > 0).all() for c in crossed)
+        text = (f"At shared lr {lr:g}, {', '.join(style.label(m) for m in plain)} end at pass@1 "
+                f"{span([A.select_rows(here, method=m)['final_pass1'].mean() for m in plain])}"
+                + (f" (reference {pass1:.3f})" if pass1 is not None else "")
+                + f" and pass@{k} {span([d.mean + at['all'].iloc[0] for d in below])} (reference "
+                f"{at['all'].iloc[0]:.3f}; {'every one' if resolved == len(below) else f'{resolved} of {len(below)}'}"
+                f" more than 3 s.e. below); their pass@k falls below the reference's from k = "
+                f"{span([c[c > 0].mean() for c in crossed if (c > 0).any()], 0)} on (mean over the seeds where it "
+                f"does: {'all' if every else 'not all'} of them)")
+        if "minority" in top:
+            text += (f"; on the minority prompts pass@{k} falls from {at['minority'].iloc[0]:.3f} to "
+                     f"{span([A.select_rows(top['minority'], method=m, shared_lr=lr)['pass_at_k'].mean() for m in plain], 2)}")
+        out.append(K.Claim(f"narrows_at_{lr:g}".replace(".", "_"), text + f" ({here['seed'].nunique()} seeds)", ()))
+    tabular = A.select_rows(sp, shared_lr=0.0)
+    if len(tabular):
+        n = int((tabular["crossover_k"] > 0).sum())
+        out.append(K.Claim("tabular", (
+            f"With shared lr 0 (the tabular policy) {'none' if n == 0 else n} of its {len(tabular)} runs "
+            f"{'falls' if n in (0, 1) else 'fall'} below the reference at any k ≤ 256"), ()))
+    if shared and "grpo" in methods:
+        lr = shared[0]
+
+        def vs_grpo(method, frame, column="pass_at_k"):
+            return K.paired(A.select_rows(frame, shared_lr=lr), column, {"method": method}, {"method": "grpo"})
+
+        for method in ("pkpo_k4", "unlikeliness"):
+            if method not in methods:
+                continue
+            mine = A.select_rows(top["all"], method=method, shared_lr=lr)["pass_at_k"]
+            to_ref = K.over_seeds(mine - at["all"].iloc[0])
+            diffs = [vs_grpo(method, top["all"])]
+            label = style.label(method)
+            text = (f"{label[0].upper()}{label[1:]}, paired with GRPO at shared lr {lr:g}: it "
+                    f"{K.change(diffs[0], f'pass@{k}', 4)} (to {A.pm(mine)}; against the reference "
+                    f"{K.signed(to_ref)}), and falls below the reference in "
+                    f"{int((A.select_rows(sp, method=method, shared_lr=lr)['crossover_k'] > 0).sum())} of "
+                    f"{len(mine)} seeds")
+            if "minority" in top:
+                diffs.append(vs_grpo(method, top["minority"]))
+                text += f"; on the minority prompts it {K.change(diffs[-1], f'pass@{k}', 2)}"
+            diffs.append(vs_grpo(method, sp, "final_pass1"))
+            text += f"; it {K.change(diffs[-1], 'the final pass@1')}"
+            for other in shared[1:]:
+                cross = A.select_rows(sp, method=method, shared_lr=other)["crossover_k"]
+                if (cross > 0).any():
+                    text += (f"; at shared lr {other:g} it falls below the reference from k = "
+                             f"{A.pm(cross[cross > 0], 0)} on ({int((cross > 0).sum())} of {len(cross)} seeds)")
+            out.append(K.Claim(method, text, (*diffs, to_ref)))
+    return out
 
 
 def shared_policy(ref, passk):
