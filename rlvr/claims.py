@@ -50,12 +50,21 @@ def paired(runs, column, this, base):
     return over_seeds(A.paired(a, b, column, on=("seed",))[column])
 
 
+def _digits(d, digits):
+    """At least `digits` decimals, more where the standard error would otherwise show as 0."""
+    if d.se > 0 and round(d.se, digits) == 0:
+        digits = min(int(np.ceil(-np.log10(d.se))), 12)
+    return digits
+
+
 def number(d, digits):
+    digits = _digits(d, digits)
     return f"{abs(d.mean):.{digits}f} ± {d.se:.{digits}f}"
 
 
 def signed(d, digits=3):
     """A paired difference as a signed number: "+x ± s", with "(not resolved)" within 3 s.e."""
+    digits = _digits(d, digits)
     return f"{d.mean:+.{digits}f} ± {d.se:.{digits}f}" + ("" if d.resolved else " (not resolved)")
 
 
@@ -63,7 +72,7 @@ def change(d, what, digits=3, unit="", up="raises", down="lowers"):
     """A paired difference in words: "raises <what> by x ± s<unit>" beyond 3 s.e., else "changes
     <what> by +x ± s<unit> (not resolved)"."""
     if not d.resolved:
-        return f"changes {what} by {d.mean:+.{digits}f} ± {d.se:.{digits}f}{unit} (not resolved)"
+        return f"changes {what} by {signed(d, digits).removesuffix(' (not resolved)')}{unit} (not resolved)"
     return f"{up if d.mean > 0 else down} {what} by {number(d, digits)}{unit}"
 
 

@@ -18,6 +18,8 @@ def test_a_difference_is_worded_by_its_standard_error():
     assert K.change(down, "pass@1") == "lowers pass@1 by 0.310 ± 0.100"
     assert K.change(flat, "pass@1", unit=" nats") == "changes pass@1 by +0.290 ± 0.100 nats (not resolved)"
     assert K.signed(down) == "-0.310 ± 0.100" and K.signed(flat) == "+0.290 ± 0.100 (not resolved)"
+    tiny = K.Difference(-1.5e-6, 1.7e-7, 5)  # a resolved difference never reads "0.000 ± 0.000"
+    assert K.signed(tiny) == "-0.0000015 ± 0.0000002"
     assert K.over_seeds([1.0, 2.0, 3.0]) == K.Difference(2.0, pytest.approx(0.57735, abs=1e-5), 3)
 
 

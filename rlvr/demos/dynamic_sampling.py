@@ -3,6 +3,7 @@
 import numpy as np
 
 from .. import analysis as A
+from .. import claims as K
 from .. import figures as F
 from .. import style
 
@@ -122,6 +123,42 @@ def table(frames, L):
     return (L["title"].format(method=d0["method"], lr=d0["lr"], pps=int(d0["prompts_per_step"]), G=int(d0["G"]),
                               R=int(d0["max_rounds"]), n=len(cmp)),
             parts, [L["note"].format(steps=int(d0["steps"] * d0["max_rounds"]))])
+
+
+def claims(frames):
+    """What the README says of this demo, computed: dynamic sampling against plain training at
+    equal steps and at an equal budget of answers, the answers each needs to reach a pass@1
+    (paired by seed: both runs of a seed draw the same first batch), and what the filter drops."""
+    runs, curves = frames["runs"], frames.get("curves")
+    if curves is None or "max_rounds" not in runs or not (runs["experiment"] == "dynamic").any():
+        return []
+    cmp = dynamic_comparison(runs, curves)
+    if not len(cmp):
+        return []
+    d0 = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)].iloc[0]
+    equal_steps = K.over_seeds(cmp["dyn_pass1"] - cmp["steps_pass1"])
+    out = [K.Claim("equal_steps", (
+        f"At equal steps ({int(d0['steps'])}) dynamic sampling {K.change(equal_steps, 'the final pass@1')} (to "
+        f"{A.pm(cmp['dyn_pass1'])}), drawing {cmp['dyn_answers'].mean() / cmp['steps_answers'].mean():.1f}× the "
+        f"answers; at an equal budget of answers plain training reaches {A.pm(cmp['budget_pass1'])} (read off its "
+        f"{int(d0['steps'] * d0['max_rounds'])}-step curve at {cmp['dyn_answers'].mean() / 1000:.0f}k answers; "
+        f"{len(cmp)} seeds, paired)"), (equal_steps,))]
+    reach = answers_to_reach(curves[curves["experiment"] == "dynamic"], TARGETS)
+    dyn = reach[reach["max_rounds"] > 0].set_index("seed")
+    plain = reach[reach["max_rounds"] == 0].set_index("seed")
+    found = [(t, K.over_seeds((plain[t] - dyn[t]).dropna()), plain[t].mean(), dyn[t].mean()) for t in TARGETS
+             if plain[t].notna().all() and dyn[t].notna().all()]
+    if found:
+        out.append(K.Claim("answers_to_reach", (
+            "Answers drawn until pass@1 first reaches a target, plain training against dynamic sampling: "
+            + "; ".join(f"{t:g}: {p:,.0f} against {d:,.0f}, {K.signed(x, 0)} ({p / d - 1:+.0%})"
+                        for t, x, p, d in found) + f" ({found[0][1].seeds} seeds, paired)"),
+            tuple(x for _, x, _, _ in found)))
+    out.append(K.Claim("filter", (
+        f"The filter drops {cmp['dyn_zero'].mean():.0%} of the groups dynamic sampling draws (those without "
+        f"signal), and the batch is {cmp['dyn_kept'].mean():.0%} full on average after at most "
+        f"{int(d0['max_rounds'])} rounds"), ()))
+    return out
 
 
 def dynamic_sampling(curves):

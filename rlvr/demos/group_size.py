@@ -2,6 +2,7 @@
 
 
 from .. import analysis as A
+from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
@@ -46,6 +47,34 @@ def table(frames, L):
     return (L["title"].format(A=int(r0["G"] * r0["prompts_per_step"]), method=r0["method"], lr=r0["lr"],
                               steps=int(r0["steps"]), n=int(gz.groupby("G")["seed"].nunique().min())),
             [("", L["head"], rows)], footer)
+
+
+def claims(frames):
+    """What the README says of this demo, computed: each halving of G against the next (paired by
+    seed), what the lecture's 5 seeds could resolve, and the zero-signal prediction."""
+    runs = frames["runs"]
+    gz = runs[runs["experiment"] == "group_size"]
+    Gs = sorted(gz["G"].unique())
+    if len(Gs) < 2:
+        return []
+    steps = [(a, b, K.paired(gz, "final_pass1", {"G": a}, {"G": b})) for a, b in zip(Gs, Gs[1:])]
+    answers = int(gz["G"].iloc[0] * gz["prompts_per_step"].iloc[0])
+    out = [K.Claim("smaller_groups", (
+        f"At {answers} answers a step, " + "; ".join(f"G = {a} against G = {b} {K.change(d, 'the final pass@1')}"
+                                                       for a, b, d in steps)
+        + f" ({steps[0][2].seeds} seeds, paired)"), tuple(d for _, _, d in steps))]
+    first = sorted(gz["seed"].unique())[:5]
+    if len(first) == 5 and gz["seed"].nunique() > 5:
+        a, b = Gs[:2]
+        d = K.paired(gz[gz["seed"].isin(first)], "final_pass1", {"G": a}, {"G": b})
+        out.append(K.Claim("lecture_seeds", f"with the lecture's 5 seeds, G = {a} against G = {b} "
+                                            f"{K.change(d, 'the final pass@1')}", (d,)))
+    gap = (gz.groupby("G")["zero_signal_frac"].mean() - gz.groupby("G")["zero_signal_pred_frac"].mean()).abs()
+    out.append(K.Claim("zero_signal", (
+        f"p^G + (1 − p)^G predicts the observed share of groups without signal within {gap.max() * 100:.1f} "
+        f"points at every G; at G = {Gs[0]}, {gz[gz['G'] == Gs[0]]['zero_signal_frac'].mean():.1%} of the "
+        "groups carry no signal"), ()))
+    return out
 
 
 def group_size(runs):

@@ -2,6 +2,7 @@
 
 
 from .. import analysis as A
+from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
@@ -56,6 +57,33 @@ def table(frames, L):
     return (L["title"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
                                                 steps=int(r0["steps"]), n=int(summary["n"].min())),
             [("", [L["lr"]] + [R.method_name(L, m) for m in methods], rows)], [])
+
+
+def claims(frames):
+    """What the README says of this demo, computed: each estimator's best lr, and how far apart the
+    best-lr runs end (paired by seed against the best of them)."""
+    runs = frames["runs"]
+    summary = lr_sweep_summary(runs)
+    if not len(summary):
+        return []
+    sweep = runs[runs["experiment"] == "lr_sweep"]
+    best = summary.loc[summary.groupby("method", sort=False)["mean"].idxmax()]
+    top = best.loc[best["mean"].idxmax()]
+    apart = [(r.method, r.lr, K.paired(pd_concat(sweep, r.method, r.lr, top), "final_pass1",
+                                       {"method": r.method}, {"method": top["method"]}))
+             for r in best.itertuples() if r.method != top["method"]]
+    text = ("Each estimator's best lr and its final pass@1: " + ", ".join(
+        f"{style.label(r.method)} {r.lr:g}: {r.mean:.3f} ± {r.se:.3f}" for r in best.itertuples()))
+    if apart:
+        text += (f"; against {style.label(top['method'])}'s best (paired by seed): " + ", ".join(
+            f"{style.label(m)} {K.signed(d, 4)}" for m, _, d in apart))
+    return [K.Claim("best_lr", text + f" ({int(summary['n'].min())} seeds)", tuple(d for _, _, d in apart))]
+
+
+def pd_concat(sweep, method, lr, top):
+    """The runs of one method at one lr beside those of the best configuration `top`."""
+    return sweep[((sweep["method"] == method) & (sweep["lr"] == lr))
+                 | ((sweep["method"] == top["method"]) & (sweep["lr"] == top["lr"]))]
 
 
 def lr_sweep(runs):
