@@ -6,6 +6,11 @@ and every array operation works row by row, so a seed's numbers are bit for bit 
 whether it is trained alone or beside 499 others (tests/test_kernel.py checks it). Only the
 random draws loop over seeds; the softmax, sampling, advantages and updates are one numpy
 call for all of them.
+
+A step reads top to bottom as its phases: `draw` (prompts, answers from π_old, rewards, and
+dynamic sampling's further rounds), `old_log_probs`, `shaped_rewards` and `estimate_advantages`
+(the advantages), `loss_weights` and `update_policy` (the μ updates), `track` (the per-prompt
+quantities kept current) and, at evaluation steps, `curve_values` and `records`.
 """
 
 from functools import partial
@@ -20,26 +25,28 @@ from .objective import Objective, aggregation_weights, kl_estimate, policy_updat
 from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
 from .task import LEVEL_KEYS, with_correct_answers
 
-
-class Record(NamedTuple):
-    step: int
-    pass1: float  # exact pass@1 over all prompts
-    mean_reward: float  # mean reward of the groups used this step (offset included)
-    zero_signal_frac: float  # share of this step's sampled groups whose G rewards are all equal
-    pass1_by_level: np.ndarray  # [n_levels]
-    answers: int  # answers sampled so far, kept or not
-    entropy: float  # exact entropy of π(·|prompt) in nats, mean over all prompts
-    entropy_by_level: np.ndarray  # [n_levels]
-    kl_ref: float  # exact KL(π‖π_ref) per prompt, mean over all prompts
-    kl_ref_by_level: np.ndarray  # [n_levels]
-    entropy_correct: float  # exact entropy of π among the correct answers, renormalised (0: one correct answer)
-    entropy_correct_by_level: np.ndarray  # [n_levels]
-    clip_frac: float  # share of (answer, update) pairs the clip zeroed since the last record (0: none)
-    clip_frac_by_level: np.ndarray  # [n_levels]
-    length_correct: float  # exact expected tokens of a correct answer to a uniform prompt (NaN: π(correct) = 0)
-    length_correct_by_level: np.ndarray  # [n_levels]
-    length_wrong: float  # exact expected tokens of a wrong answer to a uniform prompt (NaN: π(correct) = 1)
-    length_wrong_by_level: np.ndarray  # [n_levels]
+# The learning-curve metrics, the one list Record, the recording (curve_values) and the curves
+# table (row_columns) are made from. Each is recorded as an overall value (a float, over all
+# prompts) and a per-level array [n_levels]: Record's fields m and m_by_level, and the curves
+# table's column m, with a row per level and one for "all".
+CURVES = (
+    "pass1",  # exact pass@1 over all prompts
+    "entropy",  # exact entropy of π(·|prompt) in nats, mean over all prompts
+    "kl_ref",  # exact KL(π‖π_ref) per prompt, mean over all prompts
+    "entropy_correct",  # exact entropy of π among the correct answers, renormalised (0: one correct)
+    "clip_frac",  # share of (answer, update) pairs the clip zeroed since the last record (0: none)
+    "length_correct",  # exact expected tokens of a correct answer to a uniform prompt (NaN: π(correct) = 0)
+    "length_wrong",  # exact expected tokens of a wrong answer to a uniform prompt (NaN: π(correct) = 1)
+)
+_CURVE_FIELDS = [(f, t) for m in CURVES for f, t in ((m, float), (f"{m}_by_level", np.ndarray))]
+# pass1 and pass1_by_level stay at positions 1 and 4: the lecture script reads rec[1] and rec[4]
+Record = NamedTuple("Record", [("step", int), _CURVE_FIELDS[0], ("mean_reward", float),
+                               ("zero_signal_frac", float), _CURVE_FIELDS[1], ("answers", int),
+                               *_CURVE_FIELDS[2:]])
+Record.__doc__ = """One seed at one evaluation step: step; mean_reward, the mean reward of the groups
+used this step (offset included; NaN at step 0); zero_signal_frac, the share of this step's sampled
+groups whose G rewards are all equal; answers, the answers sampled so far, kept or not; and for every
+metric m of CURVES, m (overall) and m_by_level [n_levels]."""
 
 
 def level_means(x, level, n_levels):
@@ -72,6 +79,224 @@ def shared_weights_step(z_before, z_after, lr, shared_lr, cell, moved):
     dw = shared_lr * np.bincount(cell.ravel(), g.ravel(), moved.size)  # [S * T]
     moved += dw.reshape(moved.shape)
     return dw[cell]
+
+
+def prompt_stats(z, ref_logp, tokens, C):
+    """What training keeps of each prompt, from its logits z, log π_ref and the answers' lengths
+    tokens, each [..., M]: {name: [...]} with π(correct) "p_correct", the exact "entropy" and
+    "kl_ref" = KL(π‖π_ref), the expected tokens "correct_tokens" Σ_{a<C} π_a L_a and
+    "wrong_tokens" Σ_{a≥C} π_a L_a, and "entropy_correct" among the correct answers (0 with one)."""
+    pi, H, kl_ref = softmax_entropy_kl(z, ref_logp)  # [..., M], [...], [...]
+    return {"p_correct": correct_mass(pi, C), "entropy": H, "kl_ref": kl_ref,
+            "correct_tokens": (pi[..., :C] * tokens[..., :C]).sum(axis=-1),
+            "wrong_tokens": (pi[..., C:] * tokens[..., C:]).sum(axis=-1),
+            "entropy_correct": correct_entropy(z, C)}
+
+
+def rewards(y, C, reward_offset):
+    """The verifiable reward of answers y [...]: 1 for answers 0 .. C−1 (correct), else 0, plus
+    the offset: [...]."""
+    return (y < C) + reward_offset
+
+
+def all_equal(r):
+    """Groups without a learning signal: r [..., G] -> [...], True where all G rewards are equal."""
+    return (r == r[..., :1]).all(axis=-1)
+
+
+def p_all_equal(pi, C, G):
+    """The probability that a group's G rewards are all equal, π(correct)^G + π(wrong)^G, from
+    π [..., M]: [...]."""
+    p = correct_mass(pi, C)
+    return p**G + (1 - p) ** G
+
+
+def dynamic_rounds(rng, logits_s, first_prompts, kept, n, G, C, reward_offset, max_rounds):
+    """Dynamic sampling's further rounds for one seed (DAPO; verl filter_groups): after the first
+    round drew first_prompts [n] and kept `kept` groups, draw up to n prompts not drawn yet per
+    round from logits_s [P, M] until n groups with a signal are kept, max_rounds rounds were
+    drawn or no prompt is left. A list of rounds (prompts [m], π [m, M], answers [m, G], rewards
+    [m, G], signal [m])."""
+    used = np.zeros(len(logits_s), bool)  # [P]
+    used[first_prompts] = True
+    rounds = []
+    while kept < n and 1 + len(rounds) < max_rounds and not used.all():
+        candidates = np.flatnonzero(~used)
+        more = rng.choice(candidates, min(n, len(candidates)), replace=False)  # [m]
+        pi_m = softmax(logits_s[more])  # [m, M]
+        y_m = inverse_cdf(pi_m, rng.random((len(more), G)))  # [m, G]
+        r_m = rewards(y_m, C, reward_offset)  # [m, G]
+        signal = ~all_equal(r_m)  # [m]
+        used[more] = True
+        rounds.append((more, pi_m, y_m, r_m, signal))
+        kept += int(signal.sum())
+    return rounds
+
+
+def draw(rngs, logits, n, G, C, reward_offset, max_rounds, zero_pred):
+    """Each seed's batch of the step from π_old = softmax(logits [S, P, M]): n distinct prompts,
+    then G uniforms per prompt, from the seed's own generator; with max_rounds, the groups without
+    a signal are dropped and further rounds drawn (dynamic_rounds). Adds each drawn group's
+    P(all G rewards equal) into zero_pred [S]. Returns the batch, R rows seed by seed: (seed [R],
+    prompt [R], π [R, M], answers [R, G], rewards [R, G]), and per seed [S]: its rows in the
+    batch, the groups drawn and how many of them had all G rewards equal."""
+    S, P, _ = logits.shape
+    prompts, u = np.zeros((S, n), int), np.zeros((S, n, G))
+    for s, rng in enumerate(rngs):
+        prompts[s] = rng.choice(P, n, replace=False)
+        rng.random(out=u[s])
+    seed_rows = np.repeat(np.arange(S), n)  # [S * n]: the seed of each row of a full batch
+    pi = softmax(logits[seed_rows.reshape(S, n), prompts])  # [S, n, M]
+    y = inverse_cdf(pi, u)  # [S, n, G]
+    r = rewards(y, C, reward_offset)  # [S, n, G]
+    no_signal = all_equal(r)  # [S, n]
+    drawn, zero = np.full(S, n), no_signal.sum(axis=1)  # [S], [S]
+    zero_pred += p_all_equal(pi, C, G).sum(axis=1)
+    if not max_rounds:  # the batch: all S * n rows, seed by seed
+        batch = (seed_rows, prompts.ravel(), pi.reshape(S * n, -1), y.reshape(S * n, G), r.reshape(S * n, G))
+        return batch, drawn, drawn, zero
+    parts = []
+    for s, rng in enumerate(rngs):  # dynamic sampling: each seed draws further rounds until its batch is full
+        keep = ~no_signal[s]
+        seed_parts = [(prompts[s][keep], pi[s][keep], y[s][keep], r[s][keep])]
+        for more, pi_m, y_m, r_m, signal in dynamic_rounds(rng, logits[s], prompts[s], int(keep.sum()), n, G,
+                                                           C, reward_offset, max_rounds):
+            drawn[s] += len(more)
+            zero[s] += int((~signal).sum())
+            zero_pred[s] += float(p_all_equal(pi_m, C, G).sum())
+            seed_parts.append((more[signal], pi_m[signal], y_m[signal], r_m[signal]))
+        parts.append([np.concatenate(x)[:n] for x in zip(*seed_parts)])
+    sizes = np.array([len(p[0]) for p in parts])  # [S]
+    return (np.repeat(np.arange(S), sizes), *(np.concatenate(x) for x in zip(*parts))), sizes, drawn, zero
+
+
+def mean_rewards(r_b, sizes, max_rounds):
+    """The mean reward of each seed's batch rows, r_b [R, G] with sizes [S] rows per seed: [S]
+    (NaN for a seed whose dynamic sampling kept no group)."""
+    if not max_rounds:  # every seed has n rows
+        return r_b.reshape(len(sizes), -1).mean(axis=1)
+    return [r_s.mean() if len(r_s) else np.nan for r_s in np.split(r_b, np.cumsum(sizes)[:-1])]
+
+
+def old_log_probs(z, y_b, prompt_of, ref_logp, obj, reads_logp):
+    """log π_old(y) and log π_ref(y) of the batch's answers y_b [R, G] from π_old's logits z
+    [R, M]: ([R, G] or None, [R, G] or None). log π_old is taken for a KL in the reward or an
+    estimator that ranks answers by it; log π_ref for any KL term."""
+    ref_y = np.take_along_axis(ref_logp[prompt_of], y_b, axis=1) if obj.kl_beta else None
+    kl_reward = obj.kl_beta and obj.kl_placement == "reward"
+    logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1) if kl_reward or reads_logp else None
+    return logp_old, ref_y
+
+
+def shaped_rewards(r_b, logp_old, ref_y, obj):
+    """The reward the estimator sees [R, G]: r_b [R, G], or with a KL in the reward (verl
+    use_kl_in_reward) r − β k(y) from log π_old(y) and log π_ref(y) [R, G]."""
+    if not (obj.kl_beta and obj.kl_placement == "reward"):
+        return r_b
+    with np.errstate(over="ignore"):  # k3 = π_ref/π − 1 − log(π_ref/π) may overflow: caught after the update
+        return r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)
+
+
+def estimate_advantages(method, r_adv, pi_b, baseline, logp, sizes, reward_offset, C):
+    """The method's advantages [R, G] of the batch's rewards r_adv [R, G], with π_old pi_b [R, M],
+    the learned baseline [R], log π_old(y) logp [R, G] (or None) and sizes [S] rows per seed."""
+    if ESTIMATORS[method].batch:  # batch statistics are per seed: one call per seed's rows
+        cuts = np.cumsum(sizes)[:-1]
+        parts = zip(*(np.split(x, cuts) for x in (r_adv, pi_b, baseline)),
+                    np.split(logp, cuts) if logp is not None else [None] * len(sizes))
+        return np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset, logp=l_s,
+                                          n_correct=C) for r_s, pi_s, v_s, l_s in parts])
+    return advantages(r_adv, method, baseline=baseline, pi=pi_b, offset=reward_offset, logp=logp, n_correct=C)
+
+
+def loss_weights(obj, length, unit, seed_of, prompt_of, y_b, sizes):
+    """Each sampled answer's share of the loss under obj.loss_agg [R, G], or None where the loss
+    weighs every answer 1 (the lecture's, whatever its length); token-mean's batch is each seed's
+    rows (sizes [S])."""
+    if obj.loss_agg == "seq-mean-token-sum-norm":
+        return None
+    G = y_b.shape[1]
+    length_b = length[prompt_of[:, None], y_b]  # [R, G] tokens of each sampled answer
+    batch_tokens = np.bincount(seed_of, length_b.sum(axis=1), len(sizes))[seed_of, None]  # [R, 1]
+    return aggregation_weights(obj.loss_agg, length_b, batch_tokens, sizes[seed_of, None] * G, unit)
+
+
+def update_policy(z, y_b, A, pi_b, ref_y, gain, seed_of, prompt_of, obj, lr, S, shared_lr, types, n_types):
+    """The μ = obj.epochs updates of the batch's logits z [R, M] (π_old's, pi_b [R, M]) by the
+    answers y_b [R, G], advantages A [R, G], log π_ref(y) ref_y and loss weights gain [R, G]
+    -> (z [R, M], clipped [R]: the (answer, update) pairs the clip zeroed per row, moved [S, T]:
+    the move of the shared weights of S seeds and T = n_types answer types (types [P, M]); None
+    without them). With shared_lr they move after each of the μ updates, so the inner updates'
+    ratios see it."""
+    moved = shared_move = None
+    if shared_lr:
+        moved = np.zeros((S, n_types))  # the shared weights' move over this batch's updates
+        shared_move = partial(shared_weights_step, lr=lr, shared_lr=shared_lr, moved=moved,
+                              cell=seed_of[:, None] * n_types + types[prompt_of])  # (seed, type) per answer
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is caught by the caller
+        z, clipped = policy_updates(z, y_b, A, pi_b, lr, obj, ref_y, gain, shared_move)
+    return z, clipped, moved
+
+
+def track(logits, stats, z, moved, seed_of, prompt_of, ref_logp, length, C, types):
+    """Write the batch's updated logits z [R, M] into logits [S, P, M] and keep stats ({name:
+    [S, P]}, prompt_stats) current. Without shared weights only the batch's prompts moved; with
+    them (moved [S, T]) every prompt did, and the batch rows' z has the move already."""
+    if moved is None:
+        logits[seed_of, prompt_of] = z
+        for name, value in prompt_stats(z, ref_logp[prompt_of], length[prompt_of], C).items():
+            stats[name][seed_of, prompt_of] = value
+    else:
+        logits += moved[np.arange(len(logits))[:, None, None], types[None]]  # [S, P, M]
+        logits[seed_of, prompt_of] = z
+        stats.update(prompt_stats(logits, ref_logp, length, C))
+
+
+def clip_fractions(updated, S, n_levels, per_row):
+    """The share of (answer, update) pairs the clip zeroed per seed, overall [S] and per level
+    [S, n_levels], from the updates since the last record: updated, a list of ((seed, level) cell
+    s·n_levels + k [R], clipped [R]) with per_row = G·μ pairs per row; 0 where nothing was
+    updated (step 0, or a level none of whose prompts was drawn)."""
+    if not updated:  # only with epochs > 1: the first update of a batch never clips
+        return np.zeros(S), np.zeros((S, n_levels))
+    cells = np.concatenate([cell for cell, _ in updated])
+    clipped_n = np.bincount(cells, np.concatenate([rows for _, rows in updated]), S * n_levels)
+    updates_n = np.bincount(cells, minlength=S * n_levels) * per_row
+    clip = clipped_n.reshape(S, n_levels).sum(1) / np.maximum(updates_n.reshape(S, n_levels).sum(1), 1)
+    clip_level = clipped_n.reshape(S, n_levels) / np.maximum(updates_n.reshape(S, n_levels), 1)
+    return clip, clip_level
+
+
+def curve_values(stats, updated, level, n_levels, per_row):
+    """Every metric of CURVES for S policies, from their per-prompt stats ({name: [S, P]},
+    prompt_stats) and the clip counts since the last record (clip_fractions):
+    {metric: (overall [S], per level [S, n_levels])} in the order of CURVES."""
+    per_prompt = np.stack([stats["p_correct"], stats["entropy"], stats["kl_ref"], stats["correct_tokens"],
+                           stats["wrong_tokens"], 1 - stats["p_correct"],
+                           stats["entropy_correct"]])  # [7, S, P]
+    means, level_mean = level_means(per_prompt, level, n_levels)  # [7, S], [7, S, n_levels]
+    (overall, h, d, c, w, q, hc), (by_level, h_level, d_level, c_level, w_level, q_level, hc_level) = \
+        means, level_mean
+    # E[L | correct] and E[L | wrong] of an answer to a uniform prompt: ratios of sums
+    with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where π(correct) is 0 or 1
+        len_c, len_c_level = c / overall, c_level / by_level
+        len_w, len_w_level = w / q, w_level / q_level
+    clip, clip_level = clip_fractions(updated, len(overall), n_levels, per_row)
+    return {"pass1": (overall, by_level), "entropy": (h, h_level), "kl_ref": (d, d_level),
+            "entropy_correct": (hc, hc_level), "clip_frac": (clip, clip_level),
+            "length_correct": (len_c, len_c_level), "length_wrong": (len_w, len_w_level)}
+
+
+def records(step, curves, mean_reward, zero_frac, answers):
+    """One Record per seed: the step, the step's mean reward [S], share of groups without a
+    signal [S], answers so far [S] and the curves ({metric: ([S], [S, n_levels])}, curve_values)."""
+    S = len(answers)
+    columns = {"step": [step] * S, "mean_reward": [float(x) for x in mean_reward],
+               "zero_signal_frac": [float(x) for x in zero_frac], "answers": [int(x) for x in answers]}
+    for metric in CURVES:
+        overall, by_level = curves[metric]
+        columns[metric], columns[f"{metric}_by_level"] = [float(x) for x in overall], list(by_level)
+    return [Record(*fields) for fields in zip(*(columns[name] for name in Record._fields))]
 
 
 def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offset=0.0,
@@ -114,167 +339,61 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     rngs = [np.random.default_rng(seed) for seed in seeds]
     logits = np.repeat(np.asarray(task["logits"], float)[None], S, axis=0)  # [S, P, M]
     V = np.zeros((S, P))  # learned baseline, read only by `learned`
-    seed_rows = np.repeat(np.arange(S), n)  # [S * n]: the seed of each row of a full batch
-    batch_estimator = ESTIMATORS[method].batch
     reads_logp = "logp" in ESTIMATORS[method].needs
-
-    # π(correct), entropy and KL to the reference [S, P], kept current row by row: a full
-    # softmax at every evaluation cost more than the training steps between two
     ref_logp = log_softmax(np.asarray(task["logits"], float))  # [P, M]: the reference policy
     length = np.asarray(task["length"], np.int64)  # [P, M] tokens of each answer
     unit = length.mean()  # every aggregation mode weighs an answer of the mean length alike
-
-    def tracked(pi, z, tokens):
-        """The rest of what is kept per prompt, from π, the logits and the answers' lengths
-        [..., M]: π(correct), the expected tokens Σ_{a<C} π_a L_a and Σ_{a≥C} π_a L_a, and the
-        entropy among the correct answers (0 with one), each [...]."""
-        return (correct_mass(pi, C), (pi[..., :C] * tokens[..., :C]).sum(axis=-1),
-                (pi[..., C:] * tokens[..., C:]).sum(axis=-1), correct_entropy(z, C))
-
-    pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)  # [S, P, M], [S, P], [S, P]
-    p_correct, correct_tokens, wrong_tokens, H_correct = tracked(pi_all, logits, length)  # [S, P] each
-    updated = []  # (seed and level of each row, its answers the clip zeroed) of each step since the last record
+    types, n_types = None, 0
     if shared_lr:
         types = np.asarray(task["type"], np.int64)  # [P, M]
         n_types = int(types.max()) + 1
 
-    def record(step, mean_reward, zero_frac, answers_so_far):
-        per_prompt = np.stack([p_correct, H, kl_ref, correct_tokens, wrong_tokens, 1 - p_correct, H_correct])
-        means, level_mean = level_means(per_prompt, level, n_levels)  # [7, S], [7, S, n_levels]
-        (overall, h, d, c, w, q, hc), (by_level, h_level, d_level, c_level, w_level, q_level, hc_level) = \
-            means, level_mean
-        # E[L | correct] and E[L | wrong] of an answer to a uniform prompt: ratios of sums
-        with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where π(correct) is 0 or 1
-            len_c, len_c_level = c / overall, c_level / by_level
-            len_w, len_w_level = w / q, w_level / q_level
-        # answers the clip zeroed over all (answer, update) pairs since the last record; 0 where
-        # nothing was updated (step 0, or a level none of whose prompts was drawn)
-        if updated:  # only with epochs > 1: the first update of a batch never clips
-            cells = np.concatenate([cell for cell, _ in updated])
-            clipped_n = np.bincount(cells, np.concatenate([rows for _, rows in updated]), S * n_levels)
-            updates_n = np.bincount(cells, minlength=S * n_levels) * (G * obj.epochs)
-            updated.clear()
-            clip = clipped_n.reshape(S, n_levels).sum(1) / np.maximum(updates_n.reshape(S, n_levels).sum(1), 1)
-            clip_level = clipped_n.reshape(S, n_levels) / np.maximum(updates_n.reshape(S, n_levels), 1)
-        else:
-            clip, clip_level = np.zeros(S), np.zeros((S, n_levels))
-        return [Record(step, float(overall[s]), float(mean_reward[s]), float(zero_frac[s]), by_level[s],
-                       int(answers_so_far[s]), float(h[s]), h_level[s], float(d[s]), d_level[s],
-                       float(hc[s]), hc_level[s], float(clip[s]), clip_level[s], float(len_c[s]), len_c_level[s],
-                       float(len_w[s]), len_w_level[s])
-                for s in range(S)]
-
-    history = [[rec] for rec in record(0, np.full(S, np.nan), np.full(S, np.nan), np.zeros(S, int))]
+    # π(correct), entropy, KL to the reference, ... [S, P], kept current row by row: a full
+    # softmax at every evaluation cost more than the training steps between two
+    stats = prompt_stats(logits, ref_logp, length, C)  # {name: [S, P]}
+    updated = []  # ((seed, level) cell [R], answers the clip zeroed [R]) of each update since the last record
+    per_row = G * obj.epochs  # (answer, update) pairs of a batch row
+    history = [[rec] for rec in records(0, curve_values(stats, updated, level, n_levels, per_row),
+                                        np.full(S, np.nan), np.full(S, np.nan), np.zeros(S, int))]
     groups, zero_groups, kept_groups, answers = (np.zeros(S, int) for _ in range(4))
-    zero_pred = np.zeros(S)
-    prompts, u = np.zeros((S, n), int), np.zeros((S, n, G))  # each step's first round of draws
+    zero_pred = np.zeros(S)  # Σ P(all G rewards equal) over the groups drawn
     for step in range(1, steps + 1):
-        # round 1, every seed: n distinct prompts, then G uniforms per prompt, from its own generator
-        for s, rng in enumerate(rngs):
-            prompts[s] = rng.choice(P, n, replace=False)
-            rng.random(out=u[s])
-        pi = softmax(logits[seed_rows.reshape(S, n), prompts])  # [S, n, M]
-        y = inverse_cdf(pi, u)  # [S, n, G]
-        r = (y < C) + reward_offset  # [S, n, G]
-        no_signal = (r == r[..., :1]).all(axis=-1)  # [S, n]: all G rewards equal
-        answers += n * G
-        step_groups = np.full(S, n)
-        step_zero = no_signal.sum(axis=1)
-        p_drawn = correct_mass(pi, C)  # [S, n]
-        zero_pred += (p_drawn**G + (1 - p_drawn) ** G).sum(axis=1)  # P(all G equal)
-        if not max_rounds:  # the batch: all S * n rows, seed by seed
-            rows = (seed_rows, prompts.ravel(), pi.reshape(S * n, -1), y.reshape(S * n, G),
-                    r.reshape(S * n, G))
-            sizes = step_groups
-        else:  # dynamic sampling: each seed draws further rounds until its batch is full
-            parts = []
-            for s, rng in enumerate(rngs):
-                keep = ~no_signal[s]
-                seed_parts = [(prompts[s][keep], pi[s][keep], y[s][keep], r[s][keep])]
-                used = np.zeros(P, bool)
-                used[prompts[s]] = True
-                kept, rounds = int(keep.sum()), 1
-                while kept < n and rounds < max_rounds and not used.all():
-                    candidates = np.flatnonzero(~used)
-                    more = rng.choice(candidates, min(n, len(candidates)), replace=False)  # [m]
-                    pi_m = softmax(logits[s, more])  # [m, M]
-                    y_m = inverse_cdf(pi_m, rng.random((len(more), G)))  # [m, G]
-                    r_m = (y_m < C) + reward_offset
-                    signal = ~(r_m == r_m[:, :1]).all(axis=1)
-                    used[more] = True
-                    rounds += 1
-                    answers[s] += len(more) * G
-                    step_groups[s] += len(more)
-                    step_zero[s] += int((~signal).sum())
-                    p_m = correct_mass(pi_m, C)
-                    zero_pred[s] += float((p_m**G + (1 - p_m) ** G).sum())
-                    seed_parts.append((more[signal], pi_m[signal], y_m[signal], r_m[signal]))
-                    kept += int(signal.sum())
-                parts.append([np.concatenate(x)[:n] for x in zip(*seed_parts)])
-            sizes = np.array([len(p[0]) for p in parts])
-            rows = (np.repeat(np.arange(S), sizes), *(np.concatenate(x) for x in zip(*parts)))
-        seed_of, prompt_of, pi_b, y_b, r_b = rows  # [R], [R], [R, M], [R, G], [R, G]
-        groups += step_groups
-        zero_groups += step_zero
+        # draw: R rows, seed by seed; every answer drawn counts, kept or not
+        batch, sizes, drawn, zero = draw(rngs, logits, n, G, C, reward_offset, max_rounds, zero_pred)
+        seed_of, prompt_of, pi_b, y_b, r_b = batch  # [R], [R], [R, M], [R, G], [R, G]
+        groups += drawn
+        zero_groups += zero
         kept_groups += sizes
+        answers += G * drawn
         if len(prompt_of):
+            # advantages
             z = logits[seed_of, prompt_of]  # [R, M]: π_old's logits, updated below
-            ref_y = np.take_along_axis(ref_logp[prompt_of], y_b, axis=1) if obj.kl_beta else None  # [R, G]
-            r_adv = r_b  # the reward the estimator sees
-            kl_reward = obj.kl_beta and obj.kl_placement == "reward"
-            # log π_old(y) [R, G], for a KL in the reward or an estimator that ranks answers by it
-            logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1) if kl_reward or reads_logp else None
-            if kl_reward:  # verl use_kl_in_reward: r − β k(y)
-                with np.errstate(over="ignore"):  # k3 = π_ref/π − 1 − log(π_ref/π) may overflow: caught below
-                    r_adv = r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)
-            if batch_estimator:  # batch statistics are per seed: one call per seed's rows
-                cuts = np.cumsum(sizes)[:-1]
-                parts = zip(*(np.split(x, cuts) for x in (r_adv, pi_b, V[seed_of, prompt_of])),
-                            np.split(logp_old, cuts) if reads_logp else [None] * S)
-                A = np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset, logp=l_s,
-                                               n_correct=C) for r_s, pi_s, v_s, l_s in parts])
-            else:
-                A = advantages(r_adv, method, baseline=V[seed_of, prompt_of], pi=pi_b,
-                               offset=reward_offset, logp=logp_old if reads_logp else None, n_correct=C)  # [R, G]
+            logp_old, ref_y = old_log_probs(z, y_b, prompt_of, ref_logp, obj, reads_logp)  # [R, G] each
+            r_adv = shaped_rewards(r_b, logp_old, ref_y, obj)  # [R, G]
+            A = estimate_advantages(method, r_adv, pi_b, V[seed_of, prompt_of],
+                                    logp_old if reads_logp else None, sizes, reward_offset, C)  # [R, G]
             if method == "learned":
                 V[seed_of, prompt_of] += value_lr * (r_adv.mean(axis=1) - V[seed_of, prompt_of])
-            gain = None  # the lecture's loss weighs every answer 1, whatever its length
-            if obj.loss_agg != "seq-mean-token-sum-norm":
-                length_b = length[prompt_of[:, None], y_b]  # [R, G] tokens of each sampled answer
-                batch_tokens = np.bincount(seed_of, length_b.sum(axis=1), S)[seed_of, None]  # [R, 1]
-                gain = aggregation_weights(obj.loss_agg, length_b, batch_tokens, sizes[seed_of, None] * G, unit)
-            shared_move = None
-            if shared_lr:  # the shared weights move after each of the μ updates
-                moved = np.zeros((S, n_types))  # their move over this batch's updates
-                shared_move = partial(shared_weights_step, lr=lr, shared_lr=shared_lr, moved=moved,
-                                      cell=seed_of[:, None] * n_types + types[prompt_of])  # (seed, type) per answer
-            with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is caught just below
-                z, clipped = policy_updates(z, y_b, A, pi_b, lr, obj, ref_y, gain, shared_move)  # μ updates
+            # update
+            gain = loss_weights(obj, length, unit, seed_of, prompt_of, y_b, sizes)  # [R, G] or None
+            z, clipped, moved = update_policy(z, y_b, A, pi_b, ref_y, gain, seed_of, prompt_of, obj, lr, S,
+                                              shared_lr, types, n_types)  # [R, M], [R], [S, T] or None
             if not np.isfinite(z).all():  # k2/k3 grow without bound where π(y) ≪ π_ref(y)
+                bad = seeds[seed_of[~np.isfinite(z).all(axis=1)][0]]
                 raise FloatingPointError(
-                    f"training diverged at step {step} (seed {seeds[seed_of[~np.isfinite(z).all(axis=1)][0]]}): "
+                    f"training diverged at step {step} (seed {bad}): "
                     f"the logits of {method} at lr {lr:g} with {obj} left the floating-point range; "
                     "lower lr or kl_beta")
+            # track
             if obj.epochs > 1:
                 updated.append((seed_of * n_levels + level[prompt_of], clipped))  # [R]: (seed, level) cells
-            if not shared_lr:  # only the batch's prompts moved
-                logits[seed_of, prompt_of] = z
-                pi_new, H[seed_of, prompt_of], kl_ref[seed_of, prompt_of] = softmax_entropy_kl(
-                    z, ref_logp[prompt_of])
-                (p_correct[seed_of, prompt_of], correct_tokens[seed_of, prompt_of], wrong_tokens[seed_of, prompt_of],
-                 H_correct[seed_of, prompt_of]) = tracked(pi_new, z, length[prompt_of])
-            else:  # the shared weights moved every prompt; the batch rows' z has it already
-                logits += moved[np.arange(S)[:, None, None], types[None]]  # [S, P, M]
-                logits[seed_of, prompt_of] = z
-                pi_all, H, kl_ref = softmax_entropy_kl(logits, ref_logp)
-                p_correct, correct_tokens, wrong_tokens, H_correct = tracked(pi_all, logits, length)
+            track(logits, stats, z, moved, seed_of, prompt_of, ref_logp, length, C, types)
+        # record
         if step % eval_every == 0 or step == steps:
-            if not max_rounds:
-                mean_reward = r.reshape(S, n * G).mean(axis=1)  # [S]
-            else:
-                mean_reward = [r_s.mean() if len(r_s) else np.nan
-                               for r_s in np.split(r_b, np.cumsum(sizes)[:-1])]
-            for s, rec in enumerate(record(step, mean_reward, step_zero / step_groups, answers)):
+            curves = curve_values(stats, updated, level, n_levels, per_row)
+            updated.clear()
+            for s, rec in enumerate(records(step, curves, mean_rewards(r_b, sizes, max_rounds), zero / drawn,
+                                            answers)):
                 history[s].append(rec)
     return [
         {
@@ -313,26 +432,21 @@ def row_columns(task, row):
         summary.update({"steps": [row.steps], "seed": [seed], "final_pass1": [final.pass1]})
         for k, name in enumerate(LEVEL_KEYS):
             summary[f"final_pass1_{name}"] = [float(final.pass1_by_level[k])]
-        summary.update({"zero_signal_frac": [out["zero_frac"]], "zero_signal_pred_frac": [out["zero_frac_pred"]],
+        summary.update({"zero_signal_frac": [out["zero_frac"]],
+                        "zero_signal_pred_frac": [out["zero_frac_pred"]],
                         "answers": [out["answers"]], "kept_frac": [out["kept_frac"]],
                         "crossover_k": [crossover_k(out["logits"], task)]})
 
         steps = np.array([rec.step for rec in out["history"]])  # [T]
-        pass1 = np.array([list(rec.pass1_by_level) + [rec.pass1] for rec in out["history"]])  # [T, 5]
-        entropy = np.array([list(rec.entropy_by_level) + [rec.entropy] for rec in out["history"]])  # [T, 5]
-        kl_ref = np.array([list(rec.kl_ref_by_level) + [rec.kl_ref] for rec in out["history"]])  # [T, 5]
-        h_correct = np.array([list(rec.entropy_correct_by_level) + [rec.entropy_correct] for rec in out["history"]])
-        clip = np.array([list(rec.clip_frac_by_level) + [rec.clip_frac] for rec in out["history"]])  # [T, 5]
-        len_c = np.array([list(rec.length_correct_by_level) + [rec.length_correct] for rec in out["history"]])
-        len_w = np.array([list(rec.length_wrong_by_level) + [rec.length_wrong] for rec in out["history"]])
         answers = np.array([rec.answers for rec in out["history"]])  # [T]
-        n = pass1.size
+        curves = {metric: np.array([list(getattr(rec, f"{metric}_by_level")) + [getattr(rec, metric)]
+                                    for rec in out["history"]])
+                  for metric in CURVES}  # [T, n_levels + 1] each: per level, then over all prompts
+        n = curves["pass1"].size
         curve = {k: [v] * n for k, v in ident.items()}
         curve.update({"seed": [seed] * n, "step": np.repeat(steps, len(names)),
-                      "answers": np.repeat(answers, len(names)), "level": names * len(steps),
-                      "pass1": pass1.ravel(), "entropy": entropy.ravel(), "kl_ref": kl_ref.ravel(),
-                      "entropy_correct": h_correct.ravel(),
-                      "clip_frac": clip.ravel(), "length_correct": len_c.ravel(), "length_wrong": len_w.ravel()})
+                      "answers": np.repeat(answers, len(names)), "level": names * len(steps)})
+        curve.update({metric: values.ravel() for metric, values in curves.items()})
         exact = passk_columns(out["logits"], task, row.k)
         passk = {k: [v] * len(exact["k"]) for k, v in ident.items()}
         passk["seed"] = [seed] * len(exact["k"])
