@@ -143,7 +143,7 @@ def _read_frames(a):
     return {name: io.read_pandas(getattr(a, name)) for name in FRAMES if getattr(a, name, None)}
 
 
-FRAMES = ("task", "reference", "gradstats", "exact", "runs", "curves", "passk", "klgrad")
+FRAMES = tuple(io.RESULT_FILES)
 
 
 def cmd_config(a):

@@ -6,11 +6,7 @@ from pathlib import Path
 from . import config as C
 from . import io
 
-# the Parquet file each result goes to, relative to the results directory
-RESULT_FILES = {"task": C.TASK_FILE, "reference": "reference_passk.parquet",
-                "gradstats": "gradient_stats.parquet", "exact": C.EXACT_FILE, "runs": "runs.parquet",
-                "curves": "curves.parquet", "passk": "passk_trained.parquet",
-                "klgrad": "kl_gradients.parquet"}
+RESULT_FILES = io.RESULT_FILES  # the Parquet file each result goes to
 
 
 def compute_all(cfg, log=lambda msg: None):

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import NamedTuple
 
+from . import io
 from .demos import DEMOS
 from .knobs import OPTIONAL, ROW_KNOBS, row_schema
 from .specs import GradStatJob, TrainRow
@@ -25,8 +26,8 @@ SCHEMA_PATH = REPO / "workflow" / "schemas" / "config.schema.yaml"
 DEFAULT_CONFIG = REPO / "config" / "config.yaml"
 
 # where the single-file jobs write, relative to the results directory
-TASK_FILE = "task.parquet"
-EXACT_FILE = "exact_bias.parquet"
+TASK_FILE = io.RESULT_FILES["task"]
+EXACT_FILE = io.RESULT_FILES["exact"]
 # the training experiments whose rows come from a `rows:` list (grids allowed), in the demos' order
 ROW_EXPERIMENTS = tuple(demo.name for demo in DEMOS if demo.module.ROWS)
 # the keys of a row, in the order a grid expands them (rlvr/knobs.py)

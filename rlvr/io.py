@@ -10,6 +10,12 @@ import os
 import sys
 from pathlib import Path
 
+# every aggregated result: its name (tables, figures and the command line call it so) and the
+# Parquet file under the results directory that holds it
+RESULT_FILES = {"task": "task.parquet", "reference": "reference_passk.parquet",
+                "gradstats": "gradient_stats.parquet", "exact": "exact_bias.parquet", "runs": "runs.parquet",
+                "curves": "curves.parquet", "passk": "passk_trained.parquet", "klgrad": "kl_gradients.parquet"}
+
 
 class InputError(RuntimeError):
     """An input file that is missing, unreadable or lacks expected columns."""

@@ -13,6 +13,7 @@ the README quotes. Add its module to MODULES below and its section to the config
 
 from typing import NamedTuple
 
+from ..io import RESULT_FILES
 from . import (
     clipping,
     dynamic_sampling,
@@ -64,13 +65,25 @@ class Demo(NamedTuple):
         """(table name, title, parts, footer), or None if the results hold none of its data."""
         from ..render import labels
 
-        out = self.module.table(frames, labels(lang, self.module.TEXT, self.number))
+        out = _unless_missing(frames, self.module.table, frames, labels(lang, self.module.TEXT, self.number))
         return None if out is None else (self.table, *out)
 
     def claims(self, frames):
         """Its claims computed from the results, keys prefixed "<demo name>." ([] if it makes none)."""
         make = getattr(self.module, "claims", None)
-        return [c._replace(key=f"{self.name}.{c.key}") for c in (make(frames) if make else [])]
+        made = _unless_missing(frames, make, frames) if make else None
+        return [c._replace(key=f"{self.name}.{c.key}") for c in made or []]
+
+
+def _unless_missing(frames, fn, *args):
+    """fn(*args), or None where it needs one of the results that frames does not hold (a demo
+    computes nothing without its data; any other KeyError is a bug and is raised)."""
+    try:
+        return fn(*args)
+    except KeyError as err:
+        if err.args and err.args[0] in RESULT_FILES and err.args[0] not in frames:
+            return None
+        raise
 
 
 DEMOS = tuple(Demo(i + 1, module) for i, module in enumerate(MODULES))

@@ -1,0 +1,46 @@
+"""The tables' layout and writer (rlvr/render.py) and the analysis they share (rlvr/analysis.py)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rlvr import analysis as A
+from rlvr import render as R
+from rlvr.demos import DEMOS
+
+
+def test_text_columns_line_up_with_wide_characters():
+    lines = R._text_table(["方法", "x"], [["GRPO（除以组内标准差）", "1"], ["a", "22"]])
+    from rlvr.text import display_width
+
+    starts = {display_width(line[: line.rindex(cell)]) for line, cell in zip(lines, ["x", "1", "22"])}
+    assert len(starts) == 1  # the second column starts at the same display column in every line
+
+
+def test_a_demo_title_carries_its_number_from_the_registry():
+    for demo in DEMOS:
+        for lang in ("en", "zh"):
+            title = R.labels(lang, demo.module.TEXT, demo.number)["title"]
+            assert "{number}" not in title and str(demo.number) in title, (demo.name, lang)
+
+
+def test_the_paired_difference_drops_unpartnered_seeds_and_keeps_order():
+    runs = pd.DataFrame({"seed": [3, 1, 2], "x": [1.0, 5.0, 2.0]})
+    base = pd.DataFrame({"seed": [1, 2, 9], "x": [4.0, 4.0, 0.0]})
+    d = A.paired(runs, base, "x", on=("seed",))
+    assert d["seed"].tolist() == [1, 2] and d["x"].tolist() == [1.0, -2.0]
+    assert R.delta(runs, base, "x", 1) == f"{np.mean([1.0, -2.0]):+.1f} ± {A.se([1.0, -2.0]):.1f}"
+    assert R.delta(runs, base.iloc[:0], "x", 1) == ""  # no baseline: no cell
+
+
+def test_write_tables_refuses_unknown_or_empty_tables_and_removes_unnamed_ones(tmp_path):
+    # only the reference's pass@k: every demo that needs another result has no table
+    frames = {"reference": pd.DataFrame({"level": ["all"], "n_prompts": [8], "k": [1], "pass_at_k": [0.5]})}
+    (tmp_path / "demo3_training.txt").write_text("left from an earlier config")
+    paths = R.write_tables(frames, tmp_path, names=["demo1_reference"])
+    assert {p.name for p in paths} == {"demo1_reference.txt", "demo1_reference.md", "all.txt"}
+    assert not (tmp_path / "demo3_training.txt").exists()
+    with pytest.raises(ValueError, match="unknown tables"):
+        R.write_tables(frames, tmp_path, names=["demo99_nothing"])
+    with pytest.raises(ValueError, match="no data for the tables"):
+        R.write_tables(frames, tmp_path, names=["demo3_training"])
