@@ -1,4 +1,7 @@
-"""The demo "dynamic sampling": its table (en, zh), its figures."""
+"""The demo "dynamic sampling": its table (en, zh), its figures and its claims.
+
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 import numpy as np
 
@@ -7,9 +10,9 @@ from .. import claims as K
 from .. import figures as F
 from .. import style
 
-TITLE = "dynamic sampling"  # the report's heading for its figures
-SWITCHABLE = True  # the config section of this name has `enabled`
-ROWS = False  # no `rows:` list of its own in the config
+TITLE = "dynamic sampling"
+SWITCHABLE = True
+ROWS = False
 
 TEXT = {
     "en": {

@@ -1,4 +1,7 @@
-"""The demo "gradient estimators": its table (en, zh), its figures."""
+"""The demo "gradient estimators": its table (en, zh), its figures.
+
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 import numpy as np
 
@@ -7,9 +10,9 @@ from .. import render as R
 from .. import style
 from ..task import LEVEL_KEYS as LEVELS
 
-TITLE = "gradient estimators"  # the report's heading for its figures
-SWITCHABLE = False  # the config section of this name has `enabled`
-ROWS = False  # no `rows:` list of its own in the config
+TITLE = "gradient estimators"
+SWITCHABLE = False
+ROWS = False
 
 TEXT = {
     "en": {

@@ -1,5 +1,7 @@
-"""The demo "group size": its table (en, zh), its figures."""
+"""The demo "group size": its table (en, zh), its figures and its claims.
 
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 from .. import analysis as A
 from .. import claims as K
@@ -7,9 +9,9 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
-TITLE = "group size"  # the report's heading for its figures
-SWITCHABLE = False  # the config section of this name has `enabled`
-ROWS = False  # no `rows:` list of its own in the config
+TITLE = "group size"
+SWITCHABLE = False
+ROWS = False
 
 TEXT = {
     "en": {

@@ -1,5 +1,7 @@
-"""The demo "KL to the reference": its table (en, zh), its figures."""
+"""The demo "KL to the reference": its table (en, zh), its figures and its claims.
 
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 from .. import analysis as A
 from .. import claims as K
@@ -7,12 +9,10 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
-TITLE = "KL to the reference"  # the report's heading for its figures
-SWITCHABLE = True  # the config section of this name has `enabled`
-ROWS = True  # its config section's `rows:` list trains rows of experiment "kl_penalty"
+TITLE = "KL to the reference"
+SWITCHABLE = True
+ROWS = True
 
-# its config section (rlvr/config.py builds its schema from this): what it is, its default
-# seeds and rows; config/config.yaml spells the same defaults out for users
 CONFIG = {
     "help": "a KL penalty to the reference: β x estimator x placement; one run per row x seed, rows as in training (grids allowed)",
     "seeds": list(range(5)),

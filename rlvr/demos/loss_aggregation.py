@@ -1,4 +1,7 @@
-"""The demo "loss aggregation and lengths": its table (en, zh), its figures."""
+"""The demo "loss aggregation and lengths": its table (en, zh), its figures and its claims.
+
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 import numpy as np
 
@@ -8,12 +11,10 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
-TITLE = "loss aggregation and lengths"  # the report's heading for its figures
-SWITCHABLE = True  # the config section of this name has `enabled`
-ROWS = True  # its config section's `rows:` list trains rows of experiment "loss_aggregation"
+TITLE = "loss aggregation and lengths"
+SWITCHABLE = True
+ROWS = True
 
-# its config section (rlvr/config.py builds its schema from this): what it is, its default
-# seeds and rows; config/config.yaml spells the same defaults out for users
 CONFIG = {
     "help": "how answers of different lengths share the loss (Dr. GRPO's length bias); one run per row x seed, rows as in training (grids allowed)",
     "seeds": list(range(20)),

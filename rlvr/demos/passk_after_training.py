@@ -1,14 +1,16 @@
-"""The demo "pass@k after training": its table (en, zh), its figures."""
+"""The demo "pass@k after training": its table (en, zh), its figures.
 
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 from .. import analysis as A
 from .. import figures as F
 from .. import render as R
 from .. import style
 
-TITLE = "pass@k after training"  # the report's heading for its figures
-SWITCHABLE = False  # the config section of this name has `enabled`
-ROWS = False  # no `rows:` list of its own in the config
+TITLE = "pass@k after training"
+SWITCHABLE = False
+ROWS = False
 
 TEXT = {
     "en": {

@@ -1,4 +1,7 @@
-"""The demo "several correct answers: rank bias": its table (en, zh), its figures."""
+"""The demo "several correct answers: rank bias": its table (en, zh), its figures and its claims.
+
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 import numpy as np
 
@@ -8,12 +11,10 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
-TITLE = "several correct answers: rank bias"  # the report's heading for its figures
-SWITCHABLE = True  # the config section of this name has `enabled`
-ROWS = True  # its config section's `rows:` list trains rows of experiment "rank_bias"
+TITLE = "several correct answers: rank bias"
+SWITCHABLE = True
+ROWS = True
 
-# its config section (rlvr/config.py builds its schema from this): what it is, its default
-# seeds and rows; config/config.yaml spells the same defaults out for users
 CONFIG = {
     "help": "several correct answers per prompt (rows' correct_answers): which correct answer training concentrates on; one run per row x seed, rows as in training (grids allowed)",
     "seeds": list(range(20)),

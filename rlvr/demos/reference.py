@@ -1,13 +1,16 @@
-"""The demo "reference model": its table (en, zh), its figures."""
+"""The demo "reference model": its table (en, zh), its figures.
+
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 import numpy as np
 
 from .. import figures as F
 from ..task import LEVEL_KEYS as LEVELS
 
-TITLE = "reference model"  # the report's heading for its figures
-SWITCHABLE = False  # the config section of this name has `enabled`
-ROWS = False  # no `rows:` list of its own in the config
+TITLE = "reference model"
+SWITCHABLE = False
+ROWS = False
 
 TEXT = {
     "en": {

@@ -1,4 +1,7 @@
-"""The demo "shared weights: RL narrows pass@k": its table (en, zh), its figures."""
+"""The demo "shared weights: RL narrows pass@k": its table (en, zh), its figures and its claims.
+
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 import numpy as np
 
@@ -8,12 +11,10 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
-TITLE = "shared weights: RL narrows pass@k"  # the report's heading for its figures
-SWITCHABLE = True  # the config section of this name has `enabled`
-ROWS = True  # its config section's `rows:` list trains rows of experiment "shared_policy"
+TITLE = "shared weights: RL narrows pass@k"
+SWITCHABLE = True
+ROWS = True
 
-# its config section (rlvr/config.py builds its schema from this): what it is, its default
-# seeds and rows; config/config.yaml spells the same defaults out for users
 CONFIG = {
     "help": "RL narrowing pass@k: the policy gets shared weights per answer strategy type (rows' shared_lr; task.minority); one run per row x seed, rows as in training (grids allowed)",
     "seeds": list(range(10)),

@@ -1,4 +1,7 @@
-"""The demo "training": its table (en, zh), its figures."""
+"""The demo "training": its table (en, zh), its figures.
+
+What each name below is: rlvr/demos/__init__.py.
+"""
 
 import numpy as np
 
@@ -7,12 +10,10 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
-TITLE = "training"  # the report's heading for its figures
-SWITCHABLE = False  # the config section of this name has `enabled`
-ROWS = True  # its config section's `rows:` list trains rows of experiment "training"
+TITLE = "training"
+SWITCHABLE = False
+ROWS = True
 
-# its config section (rlvr/config.py builds its schema from this): what it is, its default
-# seeds and rows; config/config.yaml spells the same defaults out for users
 CONFIG = {
     "help": "the lecture's training runs: one run per row and seed",
     "seeds": list(range(5)),
