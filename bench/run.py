@@ -92,7 +92,8 @@ def pairs(n):
 def report(what, result, target, met, command):
     verdict = {True: "met", False: "**not met**", None: "-"}[met]
     SUMMARY.append((what, result, target, verdict, command))
-    print(f"  => {what}: {result}" + (f" (target {target}: {verdict})" if met is not None else ""), flush=True)
+    print(f"  => {what}: {result}" + (f" (target {target}: {verdict})" if met is not None else ""),
+          flush=True)
 
 
 def base_config():
@@ -164,7 +165,8 @@ def sweep_450(n):
         # minimal gradient statistics; two methods, not one: with only grpo the pipeline's
         # gradient_estimators figure fails (IndexError in rlvr/figures.py; seen at commit d22acbd)
         "gradient_stats": {"n_reps": 2000,
-                           "cases": [{"reward_offsets": [0.0], "methods": ["none", "grpo"], "levels": ["medium"]}],
+                           "cases": [{"reward_offsets": [0.0], "methods": ["none", "grpo"],
+                                      "levels": ["medium"]}],
                            "exact_curve": {"methods": ["grpo"]}},
     })
     cfg = C.load_config(path)
@@ -248,7 +250,8 @@ def peak_rss(n):
     task = work / "task.parquet"
     timed([PY, "-m", "rlvr", "task", "--spec", json.dumps(cfg["task"]), "--out", task], SNAP)
     train = [PY, "-m", "rlvr", "train", "--spec", to_json(row), "--task", task,
-             *(x for kind in ("run", "curve", "passk", "klgrad") for x in (f"--{kind}", work / f"{kind}.parquet"))]
+             *(x for kind in ("run", "curve", "passk", "klgrad")
+               for x in (f"--{kind}", work / f"{kind}.parquet"))]
     wall, rss = timed(train, SNAP)
     report("5a. peak RSS: one training job of 50 seeds", f"**{rss:.0f} MB** ({wall:.1f} s; {row.path})",
            "report", None, "`python -m rlvr train --spec '<grpo row, 50 seeds>' --task ... --run ... "
@@ -300,7 +303,8 @@ def main():
                 MEASUREMENTS[number](n)
             except Exception as err:  # report it and go on with the next measurement
                 first_line = str(err).splitlines()[0] if str(err) else type(err).__name__
-                SUMMARY.append((f"{number}. {MEASUREMENTS[number].__name__}", f"could not be measured: {first_line}",
+                SUMMARY.append((f"{number}. {MEASUREMENTS[number].__name__}",
+                                f"could not be measured: {first_line}",
                                 "-", "-", f"`python bench/run.py --only {number}`"))
                 print(f"  !! {err}", flush=True)
     finally:

@@ -68,8 +68,8 @@ def main():
     print("  难度          题数   pass@1   pass@8   pass@64")
     for k, name in enumerate(LEVEL_NAMES):
         p = pr[task["level"] == k, 0]
-        print(f"  {pad(name, 12)} {len(p):4d}    {pass_at_k(p, 1).mean():.3f}    {pass_at_k(p, 8).mean():.3f}    {pass_at_k(p, 64).mean():.3f}")
-    print(f"  {pad('全部', 12)} {task['P']:4d}    {pr[:, 0].mean():.3f}    {pass_at_k(pr[:, 0], 8).mean():.3f}    {pass_at_k(pr[:, 0], 64).mean():.3f}")
+        print(f"  {pad(name, 12)} {len(p):4d}    {pass_at_k(p, 1).mean():.3f}    {pass_at_k(p, 8).mean():.3f}    {pass_at_k(p, 64).mean():.3f}")  # noqa: E501
+    print(f"  {pad('全部', 12)} {task['P']:4d}    {pr[:, 0].mean():.3f}    {pass_at_k(pr[:, 0], 8).mean():.3f}    {pass_at_k(pr[:, 0], 64).mean():.3f}")  # noqa: E501
     print("  观察：")
     print("  - pass@k = 1 - (1 - p)^k：多抽几次，总有一次能对。参考模型在\"很难\"的题上 pass@1 只有 1%，")
     print("    但 pass@64 有近一半——正确答案\"在模型的能力范围内\"，只是概率太低。")
@@ -83,10 +83,10 @@ def main():
     methods = [("无基线（REINFORCE）", "none"), ("留一法基线（RLOO）", "rloo"),
                ("组内均值（不除标准差）", "group"), ("GRPO（除以组内标准差）", "grpo")]
     for offset in [0.0, 1.0]:
-        label = "奖励：答对 1，答错 0" if offset == 0 else "奖励：答对 2，答错 1（每个回答都有 1 分\"格式分\"）"
+        label = "奖励：答对 1，答错 0" if offset == 0 else "奖励：答对 2，答错 1（每个回答都有 1 分\"格式分\"）"  # noqa: E501
         p = int(np.where(task["level"] == 2)[0][0])
         pi0 = pr[p, 0]
-        print(f"\n  {label}；一道中等难度的题（π(正确) = {pi0:.2f}，真实梯度 π(1-π) = {pi0 * (1 - pi0):.4f}）：")
+        print(f"\n  {label}；一道中等难度的题（π(正确) = {pi0:.2f}，真实梯度 π(1-π) = {pi0 * (1 - pi0):.4f}）：")  # noqa: E501
         print("  方法                          梯度均值    标准差    整个梯度向量的总方差")
         for name, m in methods:
             mean, std, var = gradient_stats(task, ref, p, m, 8, 20000, rng, offset)
@@ -101,7 +101,7 @@ def main():
     print("  - 无基线和 RLOO 都是**无偏**的（均值等于真实梯度）。\"组内均值\"把自己也算进了基线，")
     print("    梯度被整体缩小了 (G-1)/G = 7/8，有一点偏差。")
     print("  - 奖励是 0/1 时，有没有基线，方差差别不大。但当所有回答都有一个共同的\"格式分\"时，")
-    print("    无基线的方差一下子大了十倍：它把每个被抽到的回答都往上推，推的方向主要由\"碰巧抽到了谁\"决定。")
+    print("    无基线的方差一下子大了十倍：它把每个被抽到的回答都往上推，推的方向主要由\"碰巧抽到了谁\"决定。")  # noqa: E501
     print("    有基线的方法完全不受影响——减去基线后，共同的部分被消掉了（第 6 讲的结论）。")
     print("  - GRPO 除以组内标准差，**不再是**梯度的无偏估计：它把每道题的梯度放大了约 1/std 倍。")
     print("    越难（或越容易）的题，组内标准差越小，被放大得越多——GRPO 隐含地对题目按难度加权。")
@@ -120,7 +120,8 @@ def main():
         outs = [train(task, m, 300, 16, 8, lr, sd, reward_offset=off) for sd in range(5)]
         acc = np.mean([o["history"][-1][1] for o in outs])
         lv = np.mean([o["history"][-1][4] for o in outs], axis=0)
-        print("  " + pad(name, 28) + f"   {lr:4.1f}    {off:3.0f}      {acc:.3f}         " + " / ".join(f"{x:.2f}" for x in lv))
+        print("  " + pad(name, 28) + f"   {lr:4.1f}    {off:3.0f}      {acc:.3f}         "
+              + " / ".join(f"{x:.2f}" for x in lv))
     print(f"  （参考模型：pass@1 = {pr[:, 0].mean():.3f}）")
     print("  观察：")
     print("  - 奖励是 0/1、学习率相同时，无基线、学到的基线、RLOO 几乎一样；GRPO 明显更快，尤其是在难题上。")
@@ -128,7 +129,7 @@ def main():
     print("    组内基线（RLOO、GRPO）完全不受影响——每组内部互相比较，共同的部分自动抵消。")
     print("  - GRPO 更快的主要原因是**更大的有效步长**（除以标准差），而不是更好的梯度方向：")
     print("    把无基线方法的学习率调大到 8，它的结果和学习率 4 的 GRPO 相当。")
-    print("  - 那 GRPO 为什么在大模型中流行？主要原因是**省掉了价值网络**：PPO 需要一个和策略一样大的 critic，")
+    print("  - 那 GRPO 为什么在大模型中流行？主要原因是**省掉了价值网络**：PPO 需要一个和策略一样大的 critic，")  # noqa: E501
     print("    训练、显存的开销都翻倍，而且给长文本的每个 token 估计价值本身就很难。")
     print("    组内基线用\"同一道题的其他回答\"代替了 critic——便宜、针对每道题、而且自动适应奖励的尺度。")
 
@@ -142,10 +143,11 @@ def main():
         acc = np.mean([o["history"][-1][1] for o in outs])
         lv = np.mean([o["history"][-1][4] for o in outs], axis=0)
         zf = np.mean([o["zero_frac"] for o in outs])
-        print(f"  {G:3d}      {128 // G:3d}       {acc:.3f}          " + " / ".join(f"{x:.2f}" for x in lv) + f"           {zf * 100:5.1f}%")
+        print(f"  {G:3d}      {128 // G:3d}       {acc:.3f}          "
+              + " / ".join(f"{x:.2f}" for x in lv) + f"           {zf * 100:5.1f}%")
     print("  观察：")
     print("  - \"没有学习信号\"的组：一组回答全对或全错，组内基线下所有优势都是 0，这组样本白白浪费了。")
-    print("    G 越小，这种组越多（G = 2 时，两个回答一样的概率很高）；训练后期大部分题都答对了，这个比例还会上升。")
+    print("    G 越小，这种组越多（G = 2 时，两个回答一样的概率很高）；训练后期大部分题都答对了，这个比例还会上升。")  # noqa: E501
     print("  - 但在这个玩具问题上，总样本数固定时 G 越**小**反而越好：每步能覆盖更多的题、更新更频繁，")
     print("    \"浪费\"的样本被\"更多的题\"弥补了。**没有学习信号的比例高，不等于学得慢**。")
     print("  - 实际训练大模型时常用 G = 8～64：同一道题的多个回答可以共享提示词的计算，并行生成很便宜；")

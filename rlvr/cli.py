@@ -83,7 +83,8 @@ def cmd_aggregate(a):
     if len(a.inputs) != len(a.out):
         raise ValueError(f"{len(a.out)} --out but {len(a.inputs)} --in lists")
     if a.reference and len(a.out) != 1:
-        raise ValueError(f"--reference adds rows to one --out (the trained policies' pass@k), not {len(a.out)}")
+        raise ValueError("--reference adds rows to one --out (the trained policies' pass@k), "
+                         f"not {len(a.out)}")
     order = [tuple(key) for key in json.loads(a.order)] if a.order else None
     for out, inputs in zip(a.out, a.inputs):
         io.concat_files(inputs, out, order, a.reference)
@@ -123,7 +124,8 @@ def cmd_claims(a):
     stale = [key for key, sentence in quoted(text).items() if sentence != " ".join(claims[key].text.split())]
     if a.check:
         if stale:
-            raise ValueError(f"{a.readme} quotes {len(stale)} claims that differ from the results: {', '.join(stale)}")
+            raise ValueError(f"{a.readme} quotes {len(stale)} claims that differ from the results: "
+                             f"{', '.join(stale)}")
         print(f"{a.readme}: its {len(quoted(text))} claims are the results' own")
     elif new != text:
         io.write_bytes(a.readme, new.encode())
@@ -194,13 +196,15 @@ def build_parser():
 
     s = sub.add_parser("config", help="check a config file and say what it asks for (nothing is computed)")
     s.add_argument("--config", help="YAML merged over config/config.yaml, as snakemake --configfile does")
-    s.add_argument("--schema", action="store_true", help="print the whole config schema (every key, default, range)")
+    s.add_argument("--schema", action="store_true",
+                   help="print the whole config schema (every key, default, range)")
     s.set_defaults(fn=cmd_config)
 
     def job(name, fn, help, inputs=(), outputs=("out",)):
         s = sub.add_parser(name, help=help)
         s.add_argument("--spec", required=True, help="what to compute, as JSON (rlvr/specs.py)")
-        s.add_argument("--code", help="refuse to run unless the rlvr code has this hash (rlvr/codeversion.py)")
+        s.add_argument("--code",
+                       help="refuse to run unless the rlvr code has this hash (rlvr/codeversion.py)")
         for x in inputs:
             s.add_argument(f"--{x}", required=True, help=f"input: the {x} Parquet file")
         for x in outputs:
@@ -242,9 +246,11 @@ def build_parser():
         s.set_defaults(fn=fn)
 
     s = sub.add_parser("claims", help="print every demo's claims computed from a results directory")
-    s.add_argument("--results", default="results", help="the directory of the Parquet results (default: results)")
+    s.add_argument("--results", default="results",
+                   help="the directory of the Parquet results (default: results)")
     s.add_argument("--readme", help="rewrite the claims this Markdown file quotes (<!-- claim KEY -->...)")
-    s.add_argument("--check", action="store_true", help="with --readme: fail if a quoted claim differs, change nothing")
+    s.add_argument("--check", action="store_true",
+                   help="with --readme: fail if a quoted claim differs, change nothing")
     s.set_defaults(fn=cmd_claims)
     return p
 

@@ -138,7 +138,8 @@ def _registration(stmt):
     calls = []
     if isinstance(stmt, ast.FunctionDef):
         calls = [d for d in stmt.decorator_list if isinstance(d, ast.Call)]
-    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Call):
+    elif (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+          and isinstance(stmt.value.func, ast.Call)):
         calls = [stmt.value.func]
     return [(c.args[0].value, c) for c in calls if getattr(c.func, "id", None) == "estimator" and c.args]
 
@@ -163,10 +164,12 @@ def _estimators():
             continue
         fn = stmt if isinstance(stmt, ast.FunctionDef) else functions[stmt.value.args[0].id]
         body = _copy(ast.Module(body=[fn], type_ignores=[])).body[0]
-        body.decorator_list = [_without_display(d) if isinstance(d, ast.Call) else d for d in body.decorator_list]
+        body.decorator_list = [_without_display(d) if isinstance(d, ast.Call) else d
+                               for d in body.decorator_list]
         for name, call in registered:
             own[name] = _sha(ast.dump(_without_display(call)) + _code(body))
-            shown.append((name, {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg in DISPLAY}))
+            shown.append((name, {k.arg: ast.literal_eval(k.value)
+                                 for k in call.keywords if k.arg in DISPLAY}))
     return _code(ast.Module(body=shared, type_ignores=[])), own, shown
 
 

@@ -78,7 +78,7 @@ def schema():
 def _schema_validator():
     import jsonschema
 
-    schema_ = schema()
+    full = schema()
     base = jsonschema.Draft202012Validator
     validate_properties = base.VALIDATORS["properties"]
 
@@ -94,7 +94,7 @@ def _schema_validator():
         "integer", lambda _, x: isinstance(x, int) and not isinstance(x, bool)
     )
     cls = jsonschema.validators.extend(base, {"properties": fill_defaults}, type_checker=types)
-    return cls(schema_)
+    return cls(full)
 
 
 def _key(path):
@@ -308,7 +308,7 @@ def train_rows(cfg):
         return TrainRow(experiment, method, float(lr), float(offset), G, pps, steps, max_rounds,
                         tuple(seeds), trainer["value_lr"], trainer["eval_every"], k, **knobs)
 
-    def objective(r):
+    def knobs_of(r):
         """A row's knobs beyond the estimator and its step, as TrainRow takes them (Knob.cast)."""
         return {knob.name: knob.cast(r[knob.name]) for knob in OPTIONAL}
 
@@ -317,7 +317,7 @@ def train_rows(cfg):
         ex = cfg[name]
         if name == "training" or ex["enabled"]:
             rows += [row(name, r["method"], r["lr"], r["reward_offset"], ex["G"], ex["prompts_per_step"],
-                         ex["steps"], ex["seeds"], **objective(r)) for r, _ in expand_rows(ex["rows"], name)]
+                         ex["steps"], ex["seeds"], **knobs_of(r)) for r, _ in expand_rows(ex["rows"], name)]
     gz = cfg["group_size"]
     rows += [row("group_size", gz["method"], gz["lr"], gz["reward_offset"], G, gz["answers_per_step"] // G,
                  gz["steps"], gz["seeds"]) for G in gz["G"]]

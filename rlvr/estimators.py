@@ -59,7 +59,8 @@ ESTIMATORS: dict[str, Spec] = {}
 FAMILIES = ("no baseline", "baseline", "group-normalised", "batch-normalised", "pass@k", "other")
 
 
-def estimator(name, min_G=1, needs=(), batch=False, label=None, family="other", long_label=None, label_zh=None):
+def estimator(name, min_G=1, needs=(), batch=False, label=None, family="other", long_label=None,
+              label_zh=None):
     """Register fn(r, ctx) -> A under `name`; `label` (default: the name) is how figures call it,
     `long_label` / `label_zh` how the English / Chinese tables do (default: the label), `family`
     the hue it gets (a user's estimator: "other"). A name can be registered once."""
@@ -94,8 +95,8 @@ def _batch_mean_std(x, weights):
     return mean, np.sqrt(var)
 
 
-@estimator("none", label="REINFORCE (no baseline)", family="no baseline", long_label="no baseline (REINFORCE)",
-           label_zh="无基线（REINFORCE）")
+@estimator("none", label="REINFORCE (no baseline)", family="no baseline",
+           long_label="no baseline (REINFORCE)", label_zh="无基线（REINFORCE）")
 def reinforce(r, ctx):
     """REINFORCE, no baseline: A = r."""
     return r.copy()

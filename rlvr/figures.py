@@ -106,7 +106,8 @@ def row_style(lr, offset, base_lr):
     another learning rate (dashed is the step-0 policy). Offset rows carry hollow markers too: a
     row that the offset does not change (RLOO, GRPO) lies on its offset-0 row and must still show."""
     ls = "-." if lr != base_lr else (":" if offset else "-")
-    return {"ls": ls, "lw": 1.1} | ({"marker": "o", "ms": 3, "mfc": "white", "markevery": 0.12} if offset else {})
+    return {"ls": ls, "lw": 1.1} | ({"marker": "o", "ms": 3, "mfc": "white", "markevery": 0.12}
+                                    if offset else {})
 
 
 def row_label(method, lr, offset, base_lr):
@@ -142,7 +143,8 @@ def training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
             for m, lr, off in rows:
                 if style.family(m) == family and (m, lr, off) in groups:
                     s = A.over_seeds(groups[m, lr, off], x, y)
-                    line(ax, s.index, s, m, **row_style(lr, off, base_lr), label=row_label(m, lr, off, base_lr))
+                    line(ax, s.index, s, m, **row_style(lr, off, base_lr),
+                         label=row_label(m, lr, off, base_lr))
             if i == 0:
                 ax.set_title(family)
         axes[i, 0].set_ylabel(ylabel.format(LEVEL_LABELS[level]))

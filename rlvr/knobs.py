@@ -63,8 +63,9 @@ def bounds(knob):
     if "exclusiveMinimum" in v and "exclusiveMaximum" in v:
         words = f"in ({v['exclusiveMinimum']:g}, {v['exclusiveMaximum']:g})"
     else:
-        words = " and ".join(f"{sign} {v[key]:g}" for key, sign in (("minimum", ">="), ("exclusiveMinimum", ">"),
-                                                                    ("maximum", "<="), ("exclusiveMaximum", "<"))
+        words = " and ".join(f"{sign} {v[key]:g}"
+                             for key, sign in (("minimum", ">="), ("exclusiveMinimum", ">"),
+                                               ("maximum", "<="), ("exclusiveMaximum", "<"))
                              if key in v)
     if knob.kind == "integer":
         words = f"a whole number {words}"
@@ -84,37 +85,38 @@ ROW_KNOBS = (
          {"type": "string"}),
     Knob("lr", REQUIRED, "learning rate (> 0), or a list of them", {"type": "number", "exclusiveMinimum": 0}),
     Knob("reward_offset", 0.0, "constant added to every reward, or a list of them", {"type": "number"}),
-    Knob("shared_lr", 0.0, "step of the shared weights per answer strategy type (task.minority), added to every "
-         "prompt's logits; 0 (the default) is the tabular policy, one logit per (prompt, answer)",
+    Knob("shared_lr", 0.0, "step of the shared weights per answer strategy type (task.minority), added to "
+         "every prompt's logits; 0 (the default) is the tabular policy, one logit per (prompt, answer)",
          {"type": "number", "minimum": 0}, token="shared"),
     Knob("correct_answers", 1, "how many answers of each prompt are correct (answers 0 .. n−1): the prompt's "
          "p(correct) stays the reference's, split among them, each half as likely as the one before; 1 (the "
          "default) is the task as it is", {"type": "integer", "minimum": 1}, token="correct"),
     # the rest of the objective (rlvr/objective.py); the defaults are the lecture's loss
     Knob("epochs", 1, "μ: updates on each batch of answers (TRL num_iterations, verl ppo_epochs); from the "
-         "second on, the ratio π/π_old is clipped", {"type": "integer", "minimum": 1}, token="epochs", objective=True),
+         "second on, the ratio π/π_old is clipped", {"type": "integer", "minimum": 1}, token="epochs",
+         objective=True),
     Knob("clip_low", 0.2, "ε_low: a ratio below 1 − ε_low stops pushing down an answer with a negative "
          "advantage", {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}, token="clip_low",
          objective=True),
     Knob("clip_high", 0.2, "ε_high: a ratio above 1 + ε_high stops pushing up an answer with a positive "
          "advantage (DAPO's clip-higher: 0.28)", {"type": "number", "exclusiveMinimum": 0}, token="clip_high",
          objective=True),
-    Knob("clip_c", None, "verl's dual clip: a ratio above c (> 1) stops pushing down an answer with a negative "
-         "advantage; null: none", {"type": ["number", "null"], "exclusiveMinimum": 1}, token="clip_c",
-         objective=True, none=(0.0, "0: no dual clip")),
+    Knob("clip_c", None, "verl's dual clip: a ratio above c (> 1) stops pushing down an answer with a "
+         "negative advantage; null: none", {"type": ["number", "null"], "exclusiveMinimum": 1},
+         token="clip_c", objective=True, none=(0.0, "0: no dual clip")),
     Knob("kl_beta", 0.0, "β of the KL to the reference policy (0: none)", {"type": "number", "minimum": 0},
          token="kl_beta", objective=True),
     Knob("kl_estimator", "k3", "estimator of KL(π‖π_ref) at the sampled answer: k1 = log π/π_ref, "
          "k2 = ½ (log π/π_ref)², k3 = π_ref/π − 1 − log π_ref/π",
          {"type": "string", "registry": "KL_ESTIMATORS"}, token="kl_estimator", objective=True),
-    Knob("kl_placement", "loss", "where β·k goes: added to the loss (GRPO, TRL) or subtracted from the reward "
-         "(verl use_kl_in_reward)", {"type": "string", "registry": "KL_PLACEMENTS"}, token="kl_placement",
-         objective=True),
-    Knob("loss_agg", "seq-mean-token-sum-norm", "how answers of different lengths (task.answer_length) share the "
-         "loss: seq-mean-token-sum-norm (Dr. GRPO; every answer alike, the lecture's loss), seq-mean-token-mean "
-         "(GRPO, TRL \"grpo\": an answer's tokens averaged) or token-mean (DAPO, and verl's and TRL's default: "
-         "every token of the batch alike)", {"type": "string", "registry": "LOSS_AGGREGATIONS"},
-         token="loss_agg", objective=True),
+    Knob("kl_placement", "loss", "where β·k goes: added to the loss (GRPO, TRL) or subtracted from the "
+         "reward (verl use_kl_in_reward)", {"type": "string", "registry": "KL_PLACEMENTS"},
+         token="kl_placement", objective=True),
+    Knob("loss_agg", "seq-mean-token-sum-norm", "how answers of different lengths (task.answer_length) "
+         "share the loss: seq-mean-token-sum-norm (Dr. GRPO; every answer alike, the lecture's loss), "
+         "seq-mean-token-mean (GRPO, TRL \"grpo\": an answer's tokens averaged) or token-mean (DAPO, and "
+         "verl's and TRL's default: every token of the batch alike)",
+         {"type": "string", "registry": "LOSS_AGGREGATIONS"}, token="loss_agg", objective=True),
 )
 KNOBS = {knob.name: knob for knob in ROW_KNOBS}
 OBJECTIVE = tuple(knob.name for knob in ROW_KNOBS if knob.objective)
@@ -129,21 +131,23 @@ def row_schema():
             one["enum"] = list(choices(knob))
         types = one["type"] if isinstance(one["type"], list) else [one["type"]]
         entry = {"description": knob.help, "type": [*types, "array"], "minItems": 1, "items": one}
-        entry.update({k: one[k] for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in one})
+        entry.update({k: one[k] for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
+                      if k in one})
         if "enum" in one:  # a single value is checked against the choices here, a list by `items`
             entry.update({"if": {"type": "string"}, "then": {"enum": one["enum"]}})
         if knob.default != REQUIRED:
             entry["default"] = knob.default
         properties[knob.name] = entry
-    return {"description": "one training configuration; a list in place of any value makes the row a grid: every "
-                           "combination, in the order written (the knobs: rlvr/knobs.py)",
+    return {"description": "one training configuration; a list in place of any value makes the row a grid: "
+                           "every combination, in the order written (the knobs: rlvr/knobs.py)",
             "type": "object", "additionalProperties": False,
             "required": [k.name for k in ROW_KNOBS if k.default == REQUIRED], "properties": properties}
 
 
 # the knobs a row may leave at their defaults, named in its path only where it does not: the
 # objective's first (the order of TrainRow's fields and of the Parquet files' columns)
-OPTIONAL = tuple([k for k in ROW_KNOBS if k.objective] + [k for k in ROW_KNOBS if not k.objective and k.token])
+OPTIONAL = tuple([k for k in ROW_KNOBS if k.objective]
+                 + [k for k in ROW_KNOBS if not k.objective and k.token])
 
 
 def path_tokens(values):

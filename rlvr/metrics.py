@@ -71,7 +71,8 @@ def crossover_k(logits, task, k_max=256):
     def curve(p):  # [K]: mean over prompts of 1 - (1 - p)^k
         return (1 - (1 - p[:, None]) ** k[None]).mean(axis=0)
     C = task.get("n_correct", 1)
-    below = np.flatnonzero(curve(correct_mass(softmax(logits), C)) < curve(correct_mass(softmax(task["logits"]), C)))
+    below = np.flatnonzero(curve(correct_mass(softmax(logits), C))
+                           < curve(correct_mass(softmax(task["logits"]), C)))
     return int(k[below[0]]) if len(below) else 0
 
 

@@ -27,12 +27,14 @@ from .policy import log_softmax, policy_gradient, softmax
 KL_ESTIMATORS = {
     "k1": (lambda lr: lr, np.ones_like),  # ℓ; slope 1
     "k2": (lambda lr: 0.5 * lr**2, lambda lr: lr),  # ℓ²/2; slope ℓ
-    "k3": (lambda lr: np.exp(-lr) - 1 + lr, lambda lr: 1 - np.exp(-lr)),  # π_ref/π − 1 + ℓ ≥ 0; slope 1 − π_ref/π
+    "k3": (lambda lr: np.exp(-lr) - 1 + lr,  # π_ref/π − 1 + ℓ ≥ 0
+           lambda lr: 1 - np.exp(-lr)),  # slope 1 − π_ref/π
 }
 KL_PLACEMENTS = ("loss", "reward")
 
 
-class Objective(namedtuple("Objective", OBJECTIVE, defaults=[KNOBS[name].spec_default for name in OBJECTIVE])):
+class Objective(namedtuple("Objective", OBJECTIVE,
+                           defaults=[KNOBS[name].spec_default for name in OBJECTIVE])):
     """What each step maximises beyond the advantages: the objective's knobs (rlvr/knobs.py gives
     each one's meaning, default and allowed values); the defaults are the lecture's: one on-policy
     update per batch, no KL, every answer counted once."""

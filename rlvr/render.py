@@ -18,7 +18,8 @@ from .text import display_width, pad
 
 # the words every demo's table may use; a demo's own strings are its TEXT
 LABELS = {
-    "en": {"levels": {"very_hard": "very hard", "hard": "hard", "medium": "medium", "easy": "easy", "all": "all"},
+    "en": {"levels": {"very_hard": "very hard", "hard": "hard", "medium": "medium", "easy": "easy",
+                      "all": "all"},
            "level": "level", "reference": "reference model", "other": "other settings"},
     "zh": {"levels": {"very_hard": "很难", "hard": "难", "medium": "中等", "easy": "容易", "all": "全部"},
            "level": "难度", "reference": "参考模型", "other": "其他设置"},

@@ -50,7 +50,8 @@ def make_task(P=200, M=16, seed=0, level_logodds=DEFAULT_LEVEL_LOGODDS, logodds_
         raise ValueError(f"task.M = {M} must be at least 2 (one correct answer and a wrong one)")
     lo, hi = answer_length
     if not 1 <= lo <= hi:
-        raise ValueError(f"task.answer_length = {list(answer_length)} must be [min, max] with 1 <= min <= max")
+        raise ValueError(f"task.answer_length = {list(answer_length)} must be [min, max] "
+                         "with 1 <= min <= max")
     rng = np.random.default_rng(seed)
     level = np.repeat(np.arange(n_levels), P // n_levels)  # [P]
     wrong = rng.normal(0.0, 1.0, size=(P, M - 1))  # [P, M-1]
@@ -78,14 +79,16 @@ def with_correct_answers(task, n_correct):
         return task
     M = task["M"]
     if not 1 <= n_correct < M:
-        raise ValueError(f"correct_answers = {n_correct} must be in 1..{M - 1} (task.M = {M}: one wrong answer at least)")
+        raise ValueError(f"correct_answers = {n_correct} must be in 1..{M - 1} "
+                         f"(task.M = {M}: one wrong answer at least)")
     z = np.asarray(task["logits"], float)  # [P, M]
     lse = np.logaddexp.reduce(z, axis=1)  # [P]
     log_p = z[:, 0] - lse  # log p(correct), as the reference has it
     log_wrong = np.logaddexp.reduce(z[:, 1:], axis=1) - lse  # log(1 − p)
     share = 0.5 ** np.arange(n_correct)  # [C]
     correct = log_p[:, None] + np.log(share / share.sum())[None]  # [P, C]
-    wrong = z[:, n_correct:] - np.logaddexp.reduce(z[:, n_correct:], axis=1, keepdims=True) + log_wrong[:, None]
+    wrong = (z[:, n_correct:] - np.logaddexp.reduce(z[:, n_correct:], axis=1, keepdims=True)
+             + log_wrong[:, None])
     return {**task, "logits": np.concatenate([correct, wrong], axis=1), "n_correct": n_correct}
 
 
@@ -122,4 +125,5 @@ def task_from_columns(cols):
 
 def read_task(path):
     """The task mapping from its Parquet file (task_columns' output); InputError naming the file."""
-    return task_from_columns(io.read_table(path, required=("level", "logit_0", "logit_1", "length_0", "type_0", "minority")))
+    return task_from_columns(io.read_table(path, required=("level", "logit_0", "logit_1", "length_0",
+                                                           "type_0", "minority")))

@@ -1,7 +1,8 @@
 """Issue 16: every config the schema accepts runs end to end: computed, tabled and drawn.
 
 Hypothesis draws small valid configs (any subset of methods, levels, offsets, k, G, seeds, lrs,
-answer lengths, the objective's knobs, demos on or off) and runs each in-process, as `python -m rlvr all --results --figures` does.
+answer lengths, the objective's knobs, demos on or off) and runs each in-process, as
+`python -m rlvr all --results --figures` does.
 The same 8 examples on every run (derandomize), so CI is reproducible; a failure prints the config.
 """
 
@@ -43,32 +44,40 @@ def configs(draw):
     def row(grid):  # one value of every objective knob, a list (a grid) for the experiment's own
         return {"method": draw(st.sampled_from(methods)), "lr": draw(st.sampled_from([0.5, 4.0])),
                 "epochs": draw(st.sampled_from([1, 2, 3])), "clip_low": draw(st.sampled_from([0.1, 0.2])),
-                "clip_high": draw(st.sampled_from([0.2, 0.28, 5.0])), "clip_c": draw(st.sampled_from([None, 3.0])),
-                "kl_beta": draw(st.sampled_from([0.0, 0.3, 3.0])), "kl_estimator": draw(st.sampled_from(["k1", "k2", "k3"])),
+                "clip_high": draw(st.sampled_from([0.2, 0.28, 5.0])),
+                "clip_c": draw(st.sampled_from([None, 3.0])),
+                "kl_beta": draw(st.sampled_from([0.0, 0.3, 3.0])),
+                "kl_estimator": draw(st.sampled_from(["k1", "k2", "k3"])),
                 "kl_placement": draw(st.sampled_from(["loss", "reward"])),
-                "loss_agg": draw(st.sampled_from(["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"])),
+                "loss_agg": draw(st.sampled_from(["seq-mean-token-sum-norm", "seq-mean-token-mean",
+                                                  "token-mean"])),
                 **grid}
 
     objective = {  # demos 8-10: a row may set the rest of the objective, a list making a grid
-        "clipping": {**train, "enabled": draw(st.booleans()), "rows": [row({"epochs": draw(some([1, 2, 3], 2))})]},
+        "clipping": {**train, "enabled": draw(st.booleans()),
+                     "rows": [row({"epochs": draw(some([1, 2, 3], 2))})]},
         "kl_penalty": {**train, "enabled": draw(st.booleans()),
                        "rows": [row({"kl_beta": draw(some([0.0, 0.3, 3.0], 2)),
                                      "kl_estimator": draw(some(["k1", "k2", "k3"], 2))})]},
         "loss_aggregation": {**train, "enabled": draw(st.booleans()),
-                             "rows": [row({"loss_agg": draw(some(["seq-mean-token-sum-norm", "seq-mean-token-mean",
+                             "rows": [row({"loss_agg": draw(some(["seq-mean-token-sum-norm",
+                                                                  "seq-mean-token-mean",
                                                                   "token-mean"], 2))})]}}
     objective["rank_bias"] = {**train, "enabled": draw(st.booleans()),  # several correct answers
                               "rows": [row({"correct_answers": draw(some(list(range(1, M)), 2))})]}
-    objective["shared_policy"] = {**train, "enabled": draw(st.booleans()),  # shared weights: one update a batch
+    # shared weights: one update a batch
+    objective["shared_policy"] = {**train, "enabled": draw(st.booleans()),
                                   "rows": [{"method": methods, "lr": draw(st.sampled_from([0.5, 4.0])),
                                             "shared_lr": draw(some([0.0, 0.05, 1.0], 2)),
                                             "epochs": draw(st.sampled_from([1, 2]))}]}
-    logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]), min_size=4, max_size=4)))
+    logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]),
+                                   min_size=4, max_size=4)))
     return {
         "lang": draw(st.sampled_from(["en", "zh"])),
         "task": {"P": 8, "M": M, "seed": draw(st.integers(0, 3)), "level_logodds": logodds,
                  "answer_length": draw(st.sampled_from([[1, 1], [100, 1000], [7, 9]])),
-                 "minority": {"levels": draw(st.lists(st.sampled_from(list(LEVELS)), max_size=2, unique=True)),
+                 "minority": {"levels": draw(st.lists(st.sampled_from(list(LEVELS)),
+                                                      max_size=2, unique=True)),
                               "share": draw(st.sampled_from([0.0, 0.5, 1.0])),
                               "wrong_share": draw(st.sampled_from([0.0, 0.5, 1.0]))}},
         "reference": {"k": draw(some([1, 2, 4, 8, 64], 3)), "n_samples": 64},

@@ -38,7 +38,8 @@ BAD = [
      "training.rows[0].reward_offset", "not of type 'number'"),
     ({"training": {"rows": [{"method": "none", "lr": 1.0, "reward_offset": math.inf}]}},
      "training.rows[0].reward_offset", "not a finite number"),
-    ({"training": {"rows": [ROW, {"method": "rloo", "lr": 2}]}}, "training.rows[1]", "duplicates training.rows[0]"),
+    ({"training": {"rows": [ROW, {"method": "rloo", "lr": 2}]}},
+     "training.rows[1]", "duplicates training.rows[0]"),
     ({"task": {"P": 201}}, "task.P", "multiple of the number of levels"),
     ({"task": {"M": 1}}, "task.M", "minimum"),
     ({"training": {"prompts_per_step": 500}}, "training.prompts_per_step", "exceeds the number of prompts"),
@@ -46,7 +47,8 @@ BAD = [
     ({"lang": "fr"}, "lang", "'en', 'zh'"),
     ({"gradient_stats": {"cases": [{"reward_offsets": [0], "methods": ["grpo"], "levels": ["trivial"]}]}},
      "gradient_stats.cases[0].levels[0]", "very_hard"),
-    ({"gradient_stats": {"G": 8, "cases": [{"reward_offsets": [0], "methods": ["nope"], "levels": ["easy"]}]}},
+    ({"gradient_stats": {"G": 8, "cases": [{"reward_offsets": [0], "methods": ["nope"],
+                                            "levels": ["easy"]}]}},
      "gradient_stats.cases[0].methods[0]", "unknown method"),
     ({"trainer": {"value_lr": 1.5}}, "trainer.value_lr", "maximum"),
     ({"training": {"G": 1}}, "training.G", "G = 1 is too small: rloo, grpo"),
@@ -56,12 +58,15 @@ BAD = [
     ({"task": {"answer_length": [500, 100]}}, "task.answer_length", "min <= max"),
     ({"task": {"answer_length": [0, 100]}}, "task.answer_length[0]", "minimum"),
     ({"training": {"rows": [dict(ROW, epochs=0)]}}, "training.rows[0].epochs", "minimum"),
-    ({"training": {"rows": [dict(ROW, epochs=[1, 2.5])]}}, "training.rows[0].epochs[1]", "not of type 'integer'"),
+    ({"training": {"rows": [dict(ROW, epochs=[1, 2.5])]}},
+     "training.rows[0].epochs[1]", "not of type 'integer'"),
     ({"training": {"rows": [dict(ROW, clip_low=1.0)]}}, "training.rows[0].clip_low", "exclusiveMaximum"),
     ({"training": {"rows": [dict(ROW, clip_c=1.0)]}}, "training.rows[0].clip_c", "exclusiveMinimum"),
     ({"training": {"rows": [dict(ROW, kl_beta=-1)]}}, "training.rows[0].kl_beta", "minimum"),
-    ({"training": {"rows": [dict(ROW, kl_beta=math.nan)]}}, "training.rows[0].kl_beta", "not a finite number"),
-    ({"training": {"rows": [dict(ROW, kl_estimator="k4")]}}, "training.rows[0].kl_estimator", "'k1', 'k2', 'k3'"),
+    ({"training": {"rows": [dict(ROW, kl_beta=math.nan)]}},
+     "training.rows[0].kl_beta", "not a finite number"),
+    ({"training": {"rows": [dict(ROW, kl_estimator="k4")]}},
+     "training.rows[0].kl_estimator", "'k1', 'k2', 'k3'"),
     ({"training": {"rows": [dict(ROW, kl_placement=["loss", "advantage"])]}},
      "training.rows[0].kl_placement[1]", "'loss', 'reward'"),
     ({"training": {"rows": [dict(ROW, loss_agg="token-sum")]}}, "training.rows[0].loss_agg", "'token-mean'"),
@@ -119,7 +124,8 @@ def test_shipped_config_equals_the_schema_defaults():
 
 def test_a_grid_row_expands_to_every_combination_in_order():
     cfg = validate_config({"training": {"rows": [{"method": ["none", "grpo"], "lr": [1.0, 4.0]},
-                                                 {"method": "rloo", "lr": 2.0, "reward_offset": [0.0, 5.0]}]}})
+                                                 {"method": "rloo", "lr": 2.0,
+                                                  "reward_offset": [0.0, 5.0]}]}})
     rows = [(r.method, r.lr, r.reward_offset) for r in train_rows(cfg) if r.experiment == "training"]
     assert rows == [("none", 1.0, 0.0), ("none", 4.0, 0.0), ("grpo", 1.0, 0.0), ("grpo", 4.0, 0.0),
                     ("rloo", 2.0, 0.0), ("rloo", 2.0, 5.0)]
@@ -191,7 +197,8 @@ def test_every_demo_module_is_complete_and_wired_through_its_config_section():
     figures = [name for demo in DEMOS for name in demo.figures]
     assert len(set(figures)) == len(figures)
     for demo in DEMOS:
-        assert set(demo.module.TEXT) == {"en", "zh"} and set(demo.module.TEXT["en"]) == set(demo.module.TEXT["zh"])
+        assert (set(demo.module.TEXT) == {"en", "zh"}
+                and set(demo.module.TEXT["en"]) == set(demo.module.TEXT["zh"]))
         for name in demo.figures:
             assert (REPO / "workflow" / "report" / f"{name}.rst").is_file(), name
         if demo.section:
@@ -244,4 +251,5 @@ def test_rlvr_config_checks_a_file_and_names_the_line_of_a_yaml_error(tmp_path, 
     good.write_text("lr_sweep: {enabled: false}\n")
     assert main(["config", "--config", str(good)]) == 0
     out = capsys.readouterr().out
-    assert "training          16 rows x  5 seeds =   80 runs  16 jobs" in out and "lr_sweep         off" in out
+    assert ("training          16 rows x  5 seeds =   80 runs  16 jobs" in out
+            and "lr_sweep         off" in out)

@@ -56,7 +56,8 @@ def test_tracked_correct_answer_entropy_and_pass1_equal_a_full_recomputation(max
         pi = softmax(o["logits"])
         q = pi[:, :3] / pi[:, :3].sum(1, keepdims=True)
         h = -(q * np.log(q)).sum(1)  # [P], by hand
-        assert abs(last.entropy_correct - h.mean()) < 1e-12 and abs(last.pass1 - pi[:, :3].sum(1).mean()) < 1e-12
+        assert (abs(last.entropy_correct - h.mean()) < 1e-12
+                and abs(last.pass1 - pi[:, :3].sum(1).mean()) < 1e-12)
         for k in range(task["n_levels"]):
             assert abs(last.entropy_correct_by_level[k] - h[task["level"] == k].mean()) < 1e-12
         shares = np.array([4, 2, 1]) / 7
@@ -73,7 +74,8 @@ def test_one_correct_answer_has_zero_correct_answer_entropy():
 def test_too_many_correct_answers_are_refused_by_key():
     from rlvr.config import ConfigError, validate_config
 
-    with pytest.raises(ConfigError, match=r"rank_bias.rows\[0\].correct_answers\[1\]: 16 leaves no wrong answer"):
+    with pytest.raises(ConfigError,
+                       match=r"rank_bias.rows\[0\].correct_answers\[1\]: 16 leaves no wrong answer"):
         validate_config({"rank_bias": {"rows": [{"method": "grpo", "lr": 1.0, "correct_answers": [2, 16]}]}})
     with pytest.raises(ConfigError, match=r"training.rows\[0\].correct_answers"):
         validate_config({"training": {"rows": [{"method": "grpo", "lr": 1.0, "correct_answers": 0}]}})

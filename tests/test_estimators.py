@@ -180,6 +180,19 @@ def test_grpo_passk_moves_only_a_lone_correct_answer():
     np.testing.assert_allclose(A, expected, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("p", [0.01, 0.2, 0.5, 0.9])
+@pytest.mark.parametrize("G", [4, 8])
+def test_grpo_passk_expected_gradient_is_that_of_pass_at_G_over_sqrt_G(p, G):
+    """Exactly (rlvr/exact.py): only a group with one correct answer moves, that answer by
+    a = 1 / (1/sqrt(G) + EPS), so E[ĝ_0] = G p (1 − p)^(G−1) · (1/G) · a · (1 − p) = a p (1 − p)^G,
+    which is d pass@G / dz_0 = G p (1 − p)^G divided by sqrt(G), up to EPS: pass@G, not pass@k."""
+    from rlvr.estimators import EPS
+    from rlvr.exact import exact_moments, uniform_wrong_prompt
+
+    mean, _, _ = exact_moments(uniform_wrong_prompt(p, 16), "grpo_passk", G)
+    assert abs(mean - p * (1 - p) ** G / (1 / np.sqrt(G) + EPS)) < 1e-12
+    assert abs(mean - G * p * (1 - p) ** G / np.sqrt(G)) < 1e-5 * G * p * (1 - p) ** G
+
 def test_unlikeliness_scales_each_reward_by_its_likelihood_rank():
     """He et al. 2025: r_i (1 − β rank_i / G), rank 0 the least likely answer by log π_old(y),
     β = 0.25, then GRPO with the N−1 std. By hand for G = 4: log π = (−1, −3, −0.5, −2) gives
@@ -187,12 +200,14 @@ def test_unlikeliness_scales_each_reward_by_its_likelihood_rank():
     r = np.array([[1.0, 0.0, 1.0, 1.0]])
     A = advantages(r, "unlikeliness", logp=np.array([[-1.0, -3.0, -0.5, -2.0]]))
     scaled = np.array([0.875, 0.0, 0.8125, 0.9375])
-    np.testing.assert_allclose(A[0], (scaled - scaled.mean()) / (scaled.std(ddof=1) + 1e-6), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(A[0], (scaled - scaled.mean()) / (scaled.std(ddof=1) + 1e-6),
+                               rtol=0, atol=1e-12)
     assert A[0, 3] > A[0, 0] > A[0, 2]  # of the correct answers, the least likely gets the most
     # ties rank by position: the same answer drawn twice is ranked twice
     tied = advantages(np.array([[1.0, 1.0, 0.0]]), "unlikeliness", logp=np.array([[-1.0, -1.0, -2.0]]))
     scaled = np.array([1 - 0.25 / 3, 1 - 0.25 * 2 / 3, 0.0])
-    np.testing.assert_allclose(tied[0], (scaled - scaled.mean()) / (scaled.std(ddof=1) + 1e-6), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(tied[0], (scaled - scaled.mean()) / (scaled.std(ddof=1) + 1e-6),
+                               rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="needs the log-probability of each sampled answer"):
         advantages(r, "unlikeliness")
 

@@ -41,7 +41,8 @@ def results():
     cfg["lr_sweep"]["rows"] = [{"method": ["none", "learned", "rloo", "grpo"], "lr": [1.0, 4.0]}]
     exact = [m for m in methods if "logp" not in ESTIMATORS[m].needs]  # demo 2: what its exact moments cover
     cfg["gradient_stats"]["cases"] = [{"reward_offsets": [0.0, 1.0], "methods": exact, "levels": ["medium"]},
-                                      {"reward_offsets": [0.0], "methods": ["grpo"], "levels": ["very_hard", "easy"]}]
+                                      {"reward_offsets": [0.0], "methods": ["grpo"],
+                                       "levels": ["very_hard", "easy"]}]
     cfg["gradient_stats"]["exact_curve"] = {"methods": exact, "n_points": 9}
     # demos 8-10, set here in full (not from test.yaml): each figure's every kind of line
     small = {"enabled": True, "steps": 10, "prompts_per_step": 4, "G": 4, "seeds": [0, 1, 2]}

@@ -81,7 +81,8 @@ def test_compute_jobs_import_neither_pandas_nor_matplotlib_nor_snakemake(tmp_pat
         f"assert main(['train', '--spec', {row!r}, '--task', {t!r}, '--run', {str(tmp_path / 'r.parquet')!r},"
         f" '--curve', {str(tmp_path / 'c.parquet')!r}, '--passk', {str(tmp_path / 'k.parquet')!r},"
         f" '--klgrad', {str(tmp_path / 'kl.parquet')!r}]) == 0\n"
-        f"assert main(['gradstats', '--spec', {job!r}, '--task', {t!r}, '--out', {str(tmp_path / 'g.parquet')!r}]) == 0\n"
+        f"assert main(['gradstats', '--spec', {job!r}, '--task', {t!r},"
+        f" '--out', {str(tmp_path / 'g.parquet')!r}]) == 0\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib', 'snakemake'})\n"
         "print('HEAVY', heavy)\n"
     )
@@ -90,8 +91,8 @@ def test_compute_jobs_import_neither_pandas_nor_matplotlib_nor_snakemake(tmp_pat
 
 
 def test_a_flipped_bit_anywhere_is_refused_or_changes_nothing_read(tmp_path):
-    """Bits 0, 3 and 6 of every byte of a small file flipped in turn: the read either refuses the file, naming it
-    (a page checksum, the content hash, or an unreadable footer), or returns the same table;
+    """Bits 0, 3 and 6 of every byte of a small file flipped in turn: the read either refuses the file,
+    naming it (a page checksum, the content hash, or an unreadable footer), or returns the same table;
     never a silently different one."""
     path, damaged = tmp_path / "t.parquet", tmp_path / "damaged.parquet"
     table = io.write_table(path, {"x": np.linspace(0, 1, 7), "name": list("abcdefg"), "k": np.arange(7)})

@@ -100,9 +100,9 @@ def test_policy_probs_and_sample_shapes():
     assert y.shape == (3, 7) and y.dtype.kind == "i"
 
 
-@pytest.mark.parametrize("method,pps,G,rounds", [("grpo", 16, 8, 0), ("learned", 16, 8, 0), ("batch_std", 16, 8, 0),
-                                                  ("grpo", 1, 8, 0), ("grpo", 16, 8, 4), ("batch_std", 16, 4, 3),
-                                                  ("unlikeliness", 16, 8, 3)])
+@pytest.mark.parametrize("method,pps,G,rounds", [
+    ("grpo", 16, 8, 0), ("learned", 16, 8, 0), ("batch_std", 16, 8, 0), ("grpo", 1, 8, 0),
+    ("grpo", 16, 8, 4), ("batch_std", 16, 4, 3), ("unlikeliness", 16, 8, 3)])
 def test_a_seed_gives_the_same_bits_alone_or_in_any_batch(method, pps, G, rounds):
     """Seed 3 trained alone, beside 4 others and beside 499 others: identical logits and history."""
     task = make_task(P=40, M=6, seed=1)
@@ -131,7 +131,8 @@ def test_the_same_bits_whatever_the_blas_thread_count():
             " repr(gradient_stats(z, 'reinforce_pp_baseline', 8, 20000, np.random.default_rng(0), 1.0)))")
     outs = []
     for threads in ("1", "2"):
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads,
+               "MKL_NUM_THREADS": threads}
         outs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                    check=True).stdout)
     assert outs[0] == outs[1]

@@ -46,8 +46,9 @@ def test_each_estimator_and_placement_against_finite_differences(policies, estim
     z_all, pi_all, ref_all = policies
     for z, pi, ref in zip(z_all, pi_all, ref_all):
         if placement == "loss":  # E_y~π [∇ k(y)]: differentiate each answer's estimator, then average
-            per_answer = [_numerical_gradient(lambda z_, y=y, ref=ref: kl_estimates(softmax(z_), ref, estimator)[y], z)
-                          for y in range(len(z))]
+            per_answer = [
+                _numerical_gradient(lambda z_, y=y, ref=ref: kl_estimates(softmax(z_), ref, estimator)[y], z)
+                for y in range(len(z))]
             expected = sum(p * g for p, g in zip(pi, per_answer))
         else:  # the score function: ∇ Σ_y π_y k_y with k frozen at the current policy
             k = kl_estimates(pi, ref, estimator)
@@ -59,13 +60,18 @@ def test_true_gradients_are_the_gradients_of_the_kls(policies):
     z_all, pi_all, ref_all = policies
     reverse, forward = kl_true_gradients(pi_all, ref_all)
     for i, (z, ref) in enumerate(zip(z_all, ref_all)):
-        np.testing.assert_allclose(reverse[i], _numerical_gradient(lambda z_, ref=ref: kl(softmax(z_), ref), z), atol=1e-8)
-        np.testing.assert_allclose(forward[i], _numerical_gradient(lambda z_, ref=ref: kl(ref, softmax(z_)), z), atol=1e-8)
+        np.testing.assert_allclose(reverse[i],
+                                   _numerical_gradient(lambda z_, ref=ref: kl(softmax(z_), ref), z),
+                                   atol=1e-8)
+        np.testing.assert_allclose(forward[i],
+                                   _numerical_gradient(lambda z_, ref=ref: kl(ref, softmax(z_)), z),
+                                   atol=1e-8)
 
 
 def test_one_prompt_and_a_batch_agree_and_bad_names_are_refused(policies):
     _, pi, ref = policies
-    np.testing.assert_array_equal(kl_gradient(pi[2], ref[2], "k3", "reward"), kl_gradient(pi, ref, "k3", "reward")[2])
+    np.testing.assert_array_equal(kl_gradient(pi[2], ref[2], "k3", "reward"),
+                                  kl_gradient(pi, ref, "k3", "reward")[2])
     assert abs(kl(pi[0], pi[0])) < 1e-15 and kl(pi[0], ref[0]) > 0
     with pytest.raises(ValueError, match="unknown KL estimator 'k4'; allowed: k1, k2, k3"):
         kl_gradient(pi, ref, "k4", "loss")

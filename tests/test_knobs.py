@@ -38,7 +38,8 @@ def test_a_knobs_default_is_allowed_and_its_bounds_are_said_in_words():
 
 def test_a_row_at_the_defaults_keeps_the_lectures_path_and_a_changed_knob_names_itself():
     cfg = validate_config({"training": {"rows": [{"method": "grpo", "lr": 2.0},
-                                                 {"method": "grpo", "lr": 2.0, "clip_c": 3, "correct_answers": 2}]}})
+                                                 {"method": "grpo", "lr": 2.0, "clip_c": 3,
+                                                  "correct_answers": 2}]}})
     plain, changed = (r for r in train_rows(cfg) if r.experiment == "training")
     assert plain.path == "runs/training/grpo/lr2.0_off0.0_G8_n16_s300_dyn0"
     assert changed.path == plain.path + "_clip_c3.0_correct2"

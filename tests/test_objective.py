@@ -91,7 +91,8 @@ def test_kl_in_the_loss_moves_by_its_exact_expected_gradient(estimator):
     mean_step = np.zeros(M)
     for answer in range(M):
         y = np.array([[answer]])
-        z_new, _ = policy_updates(z, y, np.zeros((1, 1)), pi, lr, Objective(kl_beta=beta, kl_estimator=estimator),
+        z_new, _ = policy_updates(z, y, np.zeros((1, 1)), pi, lr,
+                                  Objective(kl_beta=beta, kl_estimator=estimator),
                                   ref_y=ref_logp[:, [answer]])
         mean_step += pi[0, answer] * (z_new - z)[0]
     expected = -lr * beta * kl_gradient(pi[0], softmax(z_ref)[0], estimator, "loss")
@@ -134,11 +135,14 @@ def test_aggregation_weights_by_hand():
     # token-mean: 4 answers of 1000 tokens in all, 4 · 250 / 1000 = 1 for each; a batch of short
     # answers (400 tokens) gets 2.5, the same for every answer in it
     tokens, answers = np.full((2, 1), 1000), np.full((2, 1), 4)
-    np.testing.assert_array_equal(aggregation_weights("token-mean", length, tokens, answers, 250.0), np.ones((2, 2)))
+    np.testing.assert_array_equal(aggregation_weights("token-mean", length, tokens, answers, 250.0),
+                                  np.ones((2, 2)))
     short = np.full((2, 2), 100)
-    np.testing.assert_array_equal(aggregation_weights("token-mean", short, np.full((2, 1), 400), answers, 250.0),
-                                  np.full((2, 2), 2.5))
-    with pytest.raises(ValueError, match="unknown loss aggregation 'tokens'.*allowed: seq-mean-token-sum-norm"):
+    np.testing.assert_array_equal(
+        aggregation_weights("token-mean", short, np.full((2, 1), 400), answers, 250.0),
+        np.full((2, 2), 2.5))
+    with pytest.raises(ValueError,
+                       match="unknown loss aggregation 'tokens'.*allowed: seq-mean-token-sum-norm"):
         aggregation_weights("tokens", length)
 
 
@@ -146,7 +150,8 @@ def test_token_mean_scales_each_seeds_batch_by_its_own_tokens():
     """Three seeds in one kernel call: each seed's token-mean weight uses its own batch's tokens,
     so a seed gives the same bits alone or beside others, under every objective knob at once."""
     task = make_task(P=40, M=6, seed=1)
-    obj = Objective(epochs=3, clip_high=0.28, clip_c=3.0, kl_beta=0.1, kl_estimator="k2", loss_agg="token-mean")
+    obj = Objective(epochs=3, clip_high=0.28, clip_c=3.0, kl_beta=0.1, kl_estimator="k2",
+                    loss_agg="token-mean")
     for placement, rounds in (("loss", 0), ("reward", 3)):
         o = obj._replace(kl_placement=placement)
         alone = train_seeds(task, "grpo", 10, 8, 4, 2.0, [5], eval_every=3, max_rounds=rounds, objective=o)[0]
@@ -170,7 +175,8 @@ def test_equal_lengths_make_every_aggregation_the_lecture_loss():
     # lengths that differ change the GRPO-style mode and leave the default alone
     varied = make_task(P=40, M=6, seed=1)
     default = train_seeds(varied, "grpo", 15, 8, 8, 2.0, [0])[0]
-    per_token = train_seeds(varied, "grpo", 15, 8, 8, 2.0, [0], objective=Objective(loss_agg="seq-mean-token-mean"))[0]
+    per_token = train_seeds(varied, "grpo", 15, 8, 8, 2.0, [0],
+                            objective=Objective(loss_agg="seq-mean-token-mean"))[0]
     assert np.array_equal(default["logits"], lecture[0]["logits"])
     assert not np.array_equal(per_token["logits"], default["logits"])
 
@@ -189,7 +195,8 @@ def test_expected_lengths_are_exact():
                                    (p[:, 0] * L[level == k, 0]).sum() / p[:, 0].sum(), rtol=1e-12)
         np.testing.assert_allclose(last.length_wrong_by_level[k],
                                    (p[:, 1:] * L[level == k, 1:]).sum() / (1 - p[:, 0]).sum(), rtol=1e-12)
-    np.testing.assert_allclose(last.length_wrong, (pi[:, 1:] * L[:, 1:]).sum() / (1 - pi[:, 0]).sum(), rtol=1e-12)
+    np.testing.assert_allclose(last.length_wrong, (pi[:, 1:] * L[:, 1:]).sum() / (1 - pi[:, 0]).sum(),
+                               rtol=1e-12)
 
 
 @pytest.mark.parametrize("field,value,message", [
@@ -243,14 +250,16 @@ def test_a_diverging_run_stops_with_an_error_that_says_where_and_what_to_lower(t
 
     task = make_task(P=8, M=5, seed=2, level_logodds=(-30, -30, -4.5, -4.5))
     obj = Objective(epochs=3, kl_beta=10.0, kl_estimator="k3")
-    with pytest.raises(FloatingPointError, match=r"training diverged at step 1 \(seed 0\): the logits of none "
-                                                 r"at lr 50 with Objective\(epochs=3.*lower lr or kl_beta"):
+    with pytest.raises(FloatingPointError,
+                       match=r"training diverged at step 1 \(seed 0\): the logits of none "
+                             r"at lr 50 with Objective\(epochs=3.*lower lr or kl_beta"):
         train_seeds(task, "none", 5, 4, 4, 50.0, [0, 1], objective=obj)
     # the same through a pipeline job
     from rlvr import io
 
     cfg = {"P": 8, "M": 5, "seed": 2, "level_logodds": [-30, -30, -4.5, -4.5], "logodds_spread": 0.3,
-           "answer_length": [100, 1000], "minority": {"levels": ["very_hard"], "share": 0.5, "wrong_share": 0.5}}
+           "answer_length": [100, 1000],
+           "minority": {"levels": ["very_hard"], "share": 0.5, "wrong_share": 0.5}}
     io.write_table(tmp_path / "task.parquet", task_columns(cfg))
     row = TrainRow("training", "none", 50.0, 0.0, 4, 4, 5, 0, (0, 1), 0.2, 5, (1,), **obj._asdict())
     outs = [str(tmp_path / f"{name}.parquet") for name in ("run", "curve", "passk", "klgrad")]

@@ -128,7 +128,8 @@ def test_8_smaller_groups_end_higher_with_more_zero_signal(default_results):
 def test_every_monte_carlo_row_agrees_with_its_exact_value(default_results):
     gs = default_results["gradstats"]
     assert len(gs) == 23
-    assert (gs["z_vs_exact"].abs() < 4).all(), gs[["method", "reward_offset", "level", "z_vs_exact"]]  # 4 s.e.
+    # within 4 s.e.
+    assert (gs["z_vs_exact"].abs() < 4).all(), gs[["method", "reward_offset", "level", "z_vs_exact"]]
 
 
 def test_passk_trained_holds_the_step_0_policy_of_every_experiment(default_results):
@@ -141,7 +142,8 @@ def test_passk_trained_holds_the_step_0_policy_of_every_experiment(default_resul
         assert rows[["level", "n_prompts", "k", "pass_at_k"]].reset_index(drop=True).equals(
             ref[["level", "n_prompts", "k", "pass_at_k"]]), experiment
         assert rows[["lr", "seed", "G", "shared_lr"]].isna().all().all(), experiment
-    assert (pk.index[pk["method"] == "reference"] >= (pk["method"] != "reference").sum()).all()  # after the rest
+    # the reference rows come after the rest
+    assert (pk.index[pk["method"] == "reference"] >= (pk["method"] != "reference").sum()).all()
 
 
 def test_pass_at_k_rises_at_every_k_after_training_at_offset_zero(default_results):
@@ -253,7 +255,8 @@ def test_11_kl_penalty_orders_by_estimator_and_placement(default_results):
         assert diff > 3 * se, (diff, se)
     # k1 as a loss has zero expected gradient: it moves the final KL by under 5% at every β
     for beta in (0.1, 0.3, 1.0):
-        k1 = _final_curves(default_results, "kl_penalty", kl_beta=beta, kl_estimator="k1", kl_placement="loss")
+        k1 = _final_curves(default_results, "kl_penalty", kl_beta=beta, kl_estimator="k1",
+                           kl_placement="loss")
         d, _ = _paired(k1["kl_ref"], none)
         assert abs(d) < 0.05 * none.mean(), (beta, d)
 
@@ -273,7 +276,8 @@ def test_11_k3_in_the_reward_points_away_from_both_kls_on_trained_policies(defau
     assert m < -0.9 and m + 3 * se < -0.9 + 0.05
     m, se = cos("k2", "reward", "reverse")
     assert m > 0.8
-    for est, place, kind in (("k2", "loss", "reverse"), ("k1", "reward", "reverse"), ("k3", "loss", "forward")):
+    for est, place, kind in (("k2", "loss", "reverse"), ("k1", "reward", "reverse"),
+                             ("k3", "loss", "forward")):
         assert abs(cos(est, place, kind)[0] - 1) < 1e-9  # the exact identities
 
 
@@ -333,7 +337,8 @@ def _mean_se(x):
 
 @pytest.mark.parametrize("shared_lr", [0.01, 0.05])
 @pytest.mark.parametrize("method", ["none", "rloo", "grpo", "dr_grpo", "unlikeliness"])
-def test_13_shared_weights_raise_pass1_and_lower_pass256_below_the_reference(default_results, method, shared_lr):
+def test_13_shared_weights_raise_pass1_and_lower_pass256_below_the_reference(default_results, method,
+                                                                             shared_lr):
     m, se = _mean_se(_shared(default_results, method, shared_lr, "all", 1))
     assert m - _ref(default_results, "all", 1) > 3 * se
     m, se = _mean_se(_shared(default_results, method, shared_lr, "all", 256))
@@ -379,8 +384,9 @@ def test_13_pkpo_narrows_least(default_results):
     diff, se = _diff_se(pkpo_m.to_numpy(), grpo_m.to_numpy())
     assert diff > 3 * se, (diff, se)
     runs = default_results["runs"]
-    cross = {m: runs[(runs["experiment"] == "shared_policy") & (runs["method"] == m) & (runs["shared_lr"] == 0.05)]
-             ["crossover_k"].to_numpy() for m in ("pkpo_k4", "grpo")}
+    cross = {m: runs[(runs["experiment"] == "shared_policy") & (runs["method"] == m)
+                     & (runs["shared_lr"] == 0.05)]["crossover_k"].to_numpy()
+             for m in ("pkpo_k4", "grpo")}
     diff, se = _diff_se(cross["pkpo_k4"], cross["grpo"])
     assert diff > 3 * se, (diff, se)  # later, at shared lr 0.05
 

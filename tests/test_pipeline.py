@@ -22,8 +22,8 @@ CONTRACT = {
                        "level", "pass1", "entropy", "kl_ref", "clip_frac", "length_correct", "length_wrong",
                        "epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
                        "loss_agg"],
-    "kl_gradients.parquet": ["experiment", "method", "seed", "kl_beta", "estimator", "placement", "cos_reverse",
-                             "cos_forward", "norm_ratio_reverse", "norm_ratio_forward"],
+    "kl_gradients.parquet": ["experiment", "method", "seed", "kl_beta", "estimator", "placement",
+                             "cos_reverse", "cos_forward", "norm_ratio_reverse", "norm_ratio_forward"],
     "passk_trained.parquet": ["experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "seed",
                               "level", "k", "pass_at_k"],
     "exact_bias.parquet": ["method", "G", "p", "mean_over_true", "exact_grad_std"],
@@ -68,11 +68,12 @@ def test_outputs_and_column_contract(tiny_run):
         assert table.num_rows > 0
     runs = pq.read_table(results / "runs.parquet")
     # training rows x seeds + lr sweep grid x seeds + group sizes x seeds + (dynamic, plain) x seeds
-    # ... + clipping 2 x seeds + KL (1 + 2) x seeds + aggregation 2 x seeds + shared 2 x seeds + rank bias 2 x seeds
+    # ... + clipping 2 x seeds + KL (1 + 2) x seeds + aggregation 2 x seeds + shared 2 x seeds
+    # ... + rank bias 2 x seeds
     assert runs.num_rows == 2 * 2 + 2 * 2 + 2 * 1 + 2 * 1 + 2 * 2 + 3 * 2 + 2 * 2 + 2 * 2 + 2 * 2
     for name in ("passk_by_level", "gradient_estimators", "learning_curves", "group_size", "bias_vs_p",
-                 "passk_trained", "dynamic_sampling", "lr_sweep", "entropy_vs_pass1", "clipping", "kl_penalty",
-                 "loss_aggregation", "shared_policy", "passk_frontier", "rank_bias"):
+                 "passk_trained", "dynamic_sampling", "lr_sweep", "entropy_vs_pass1", "clipping",
+                 "kl_penalty", "loss_aggregation", "shared_policy", "passk_frontier", "rank_bias"):
         assert (results / "figures" / f"{name}.png").stat().st_size > 10_000
         assert (results / "figures" / f"{name}.pdf").read_bytes().startswith(b"%PDF")
     text = (results / "tables" / "all.txt").read_text()
@@ -178,8 +179,8 @@ def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
     names |= {p.name for p in (tmp_path / "results" / "figures").iterdir()}
     assert not [n for n in names if n.startswith(("demo5", "demo7", "dynamic_sampling", "lr_sweep"))], names
     runs = pq.read_table(tmp_path / "results" / "runs.parquet").column("experiment").to_pylist()
-    assert set(runs) == {"training", "group_size", "clipping", "kl_penalty", "loss_aggregation", "shared_policy",
-                         "rank_bias"}
+    assert set(runs) == {"training", "group_size", "clipping", "kl_penalty", "loss_aggregation",
+                         "shared_policy", "rank_bias"}
     assert "Nothing to be done" in snakemake(tmp_path, "-n", config=off).stdout
 
 
@@ -257,8 +258,10 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
     argv = {
         "task": ["--spec", json.dumps(cfg["task"]), "--out", str(tmp_path / "t.parquet")],
         "train": ["--spec", specs.to_json(train_rows(cfg)[0]), "--task", task, "--run", str(tmp_path / "r"),
-                  "--curve", str(tmp_path / "c"), "--passk", str(tmp_path / "k"), "--klgrad", str(tmp_path / "kl")],
-        "gradstats": ["--spec", specs.to_json(gradstat_jobs(cfg)[0]), "--task", task, "--out", str(tmp_path / "g")],
+                  "--curve", str(tmp_path / "c"), "--passk", str(tmp_path / "k"),
+                  "--klgrad", str(tmp_path / "kl")],
+        "gradstats": ["--spec", specs.to_json(gradstat_jobs(cfg)[0]), "--task", task,
+                      "--out", str(tmp_path / "g")],
         "aggregate": ["--out", str(tmp_path / "a"), "--in", str(results / "runs.parquet")],
         "tables": ["--reference", str(results / "reference_passk.parquet"), "--gradstats",
                    str(results / "gradient_stats.parquet"), "--runs", str(results / "runs.parquet"),
@@ -288,7 +291,8 @@ def test_the_readme_snippets_run_on_the_results(tiny_run, monkeypatch, capsys):
     # each dynamic-sampling run is its own group, apart from its plain comparison run
     dynamic = table.loc["dynamic"]
     assert sorted(dynamic.index.get_level_values("max_rounds")) == [0, 2]
-    assert table["count"].sum() == pq.read_table(tiny_run / "results" / "runs.parquet").num_rows  # each run once
+    # each run once
+    assert table["count"].sum() == pq.read_table(tiny_run / "results" / "runs.parquet").num_rows
     assert set(table["count"]) <= {1, 2}  # a group is one configuration's seeds (the tiny config has 1 or 2)
     exec(snippets[1], {})
     shown = capsys.readouterr().out

@@ -98,7 +98,8 @@ def test_a_job_killed_by_a_signal_says_which(tmp_path):
     job = []
 
     def training_started():  # a training job's Python (not the bash that runs it), of this run only
-        job[:] = [pid for pid, argv in descendants(proc.pid) if argv[:4] == ["python", "-m", "rlvr", "train"]][:1]
+        job[:] = [pid for pid, argv in descendants(proc.pid)
+                  if argv[:4] == ["python", "-m", "rlvr", "train"]][:1]
         return bool(job)
 
     assert wait_for(training_started, proc, timeout=120)
@@ -160,9 +161,10 @@ def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
     slow = tmp_path / "slow.yaml"
     slow.write_text(yaml.safe_dump(cfg))
     work = tmp_path / "work"
-    first = subprocess.Popen([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(slow),
-                              "-c2", "--directory", str(work)], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    first = subprocess.Popen([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                              "--configfile", str(slow), "-c2", "--directory", str(work)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
     assert wait_for(lambda: any((work / ".snakemake" / "locks").glob("*.lock")), first)
     assert listening_sockets(first.pid) == []  # nothing of the run (Snakemake, jobs) listens
     second = snakemake(work, "-c2", config=slow, check=False)
@@ -228,8 +230,8 @@ def test_extreme_settings_give_finite_results():
                 if column == "length_wrong":  # or wrong
                     allowed_nan = table.column("pass1").to_numpy() == 1
                 if name == "passk" and column != "pass_at_k":  # the step-0 policy has no training settings
-                    allowed_nan = (table.column("method").to_numpy(zero_copy_only=False) == "reference") & np.asarray(
-                        table.column(column).is_null())
+                    allowed_nan = ((table.column("method").to_numpy(zero_copy_only=False) == "reference")
+                                   & np.asarray(table.column(column).is_null()))
                 finite = np.isfinite(values) | (np.isnan(values) & allowed_nan)
                 assert finite.all(), (name, column)
 
@@ -244,8 +246,9 @@ def test_nonsensical_difficulty_is_refused():
 
 @pytest.mark.parametrize("cases", [
     [{"reward_offsets": [0.0], "methods": ["grpo"], "levels": ["very_hard", "easy"]}],
-    [{"reward_offsets": [0.0, 1.0], "methods": ["none", "rloo", "group", "grpo", "dr_grpo", "grpo_unbiased_std",
-                                                "batch_std", "reinforce_pp_baseline", "oracle", "optimal"],
+    [{"reward_offsets": [0.0, 1.0], "methods": ["none", "rloo", "group", "grpo", "dr_grpo",
+                                                "grpo_unbiased_std", "batch_std", "reinforce_pp_baseline",
+                                                "oracle", "optimal"],
       "levels": ["medium", "hard"]}],
 ], ids=["one method", "ten methods on two levels"])
 def test_gradient_cases_the_schema_accepts_draw_every_figure(tmp_path, cases):

@@ -27,7 +27,8 @@ def test_one_step_by_hand_and_the_shared_gradient_by_finite_differences():
     """One GRPO step, redone from the same draws: the batch rows move by lr·g, then every prompt's
     answers of type k by shared_lr·Σ_rows Σ_{a: type k} g[row, a]; that sum is the derivative in
     w_k of the surrogate Σ_rows (1/G) Σ_i A_i log softmax(z_row + w[type_row])[y_i] (A held fixed)."""
-    task = make_task(P=8, M=5, seed=4, minority={"levels": ("very_hard", "hard"), "share": 0.5, "wrong_share": 0.5})
+    task = make_task(P=8, M=5, seed=4,
+                     minority={"levels": ("very_hard", "hard"), "share": 0.5, "wrong_share": 0.5})
     lr, shared_lr, n, G, seed = 1.5, 0.7, 4, 6, 3
     out = train_seeds(task, "grpo", 1, n, G, lr, [seed], shared_lr=shared_lr)[0]
 
@@ -46,7 +47,8 @@ def test_one_step_by_hand_and_the_shared_gradient_by_finite_differences():
         return (A * np.take_along_axis(logp, y, axis=1)).sum() / G
 
     h = 1e-6
-    numeric = np.array([(surrogate(np.eye(2)[k] * h) - surrogate(-np.eye(2)[k] * h)) / (2 * h) for k in range(2)])
+    numeric = np.array([(surrogate(np.eye(2)[k] * h) - surrogate(-np.eye(2)[k] * h)) / (2 * h)
+                        for k in range(2)])
     np.testing.assert_allclose(grad_w, numeric, rtol=0, atol=1e-8)
     assert np.abs(grad_w).max() > 1e-3  # the step really moved the shared weights
 
@@ -89,9 +91,11 @@ def test_inner_updates_move_the_shared_weights_after_each_update():
     by the three moves of w."""
     from rlvr.objective import clipped_surrogate_weights
 
-    task = make_task(P=8, M=5, seed=4, minority={"levels": ("very_hard", "hard"), "share": 0.5, "wrong_share": 0.5})
+    task = make_task(P=8, M=5, seed=4,
+                     minority={"levels": ("very_hard", "hard"), "share": 0.5, "wrong_share": 0.5})
     lr, shared_lr, n, G, seed, mu = 1.5, 0.7, 4, 6, 3, 3
-    out = train_seeds(task, "grpo", 1, n, G, lr, [seed], objective=Objective(epochs=mu), shared_lr=shared_lr)[0]
+    out = train_seeds(task, "grpo", 1, n, G, lr, [seed], objective=Objective(epochs=mu),
+                      shared_lr=shared_lr)[0]
 
     rng = np.random.default_rng(seed)
     prompts = rng.choice(8, n, replace=False)
