@@ -6,6 +6,7 @@ What each name below is: rlvr/demos/__init__.py.
 import numpy as np
 
 from .. import analysis as A
+from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
@@ -65,6 +66,62 @@ def table(frames, L):
     return (L["title"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
                                                 steps=int(r0["steps"]), n=int(n_seeds)),
             [("", L["head"], rows)], footer)
+
+
+def claims(frames):
+    """What the README says of the lecture's training runs, computed: the offset against no
+    offset (paired by seed), the lecture's four estimators at lr 2, the larger steps, and every
+    estimator at lr 2."""
+    runs = frames["runs"]
+    tr = runs[runs["experiment"] == "training"]
+    if not len(tr):
+        return []
+
+    def final(**where):
+        return A.select_rows(tr, **where)["final_pass1"]
+
+    out = []
+    lr, offsets = 2.0, sorted(o for o in tr["reward_offset"].unique() if o != 0)
+    lecture = [m for m in ("none", "learned", "rloo", "grpo") if len(final(method=m, lr=lr, reward_offset=0.0))]
+    if offsets and lecture:
+        off, parts, same, diffs = offsets[0], [], [], []
+        for m in lecture:
+            this, base = dict(method=m, lr=lr, reward_offset=off), dict(method=m, lr=lr, reward_offset=0.0)
+            d = A.paired(A.select_rows(tr, **this), A.select_rows(tr, **base), "final_pass1", on=("seed",))
+            if not len(d):
+                continue
+            if (d["final_pass1"].abs() < 1e-9).all():  # rounding only: the same runs
+                same.append(style.label(m))
+            else:
+                diffs.append(K.over_seeds(d["final_pass1"]))
+                parts.append(f"{K.change(diffs[-1], 'the final pass@1')} for {style.label(m)} "
+                             f"(to {A.pm(final(**this))})")
+        seeds = len(final(method=lecture[0], lr=lr, reward_offset=0.0))
+        out.append(K.Claim("offset", (
+            f"At lr {lr:g}, a reward offset of {off:g} " + "; ".join(parts)
+            + (f"; {' and '.join(same)} end within 1e-9 of their runs without it (by construction: their "
+               "advantages do not see a constant)" if same else "") + f" ({seeds} seeds, paired)"), tuple(diffs)))
+    if "grpo" in lecture and len(lecture) > 1:
+        others = [final(method=m, lr=lr, reward_offset=0.0).mean() for m in lecture if m != "grpo"]
+        text = (f"At lr {lr:g} GRPO ends at {A.pm(final(method='grpo', lr=lr, reward_offset=0.0))} against "
+                f"{min(others):.3f}–{max(others):.3f} for "
+                f"{', '.join(style.label(m) for m in lecture if m != 'grpo')}")
+        diffs = ()
+        if len(final(method="none", lr=8.0, reward_offset=0.0)) and len(final(method="grpo", lr=4.0, reward_offset=0.0)):
+            d = K.paired(tr, "final_pass1", dict(method="none", lr=8.0, reward_offset=0.0),
+                         dict(method="grpo", lr=4.0, reward_offset=0.0))
+            text += (f"; no baseline at lr 8 ends at {A.pm(final(method='none', lr=8.0, reward_offset=0.0))}, "
+                     f"GRPO at lr 4 at {A.pm(final(method='grpo', lr=4.0, reward_offset=0.0))} "
+                     f"(no baseline at lr 8 against GRPO at lr 4: {K.signed(d)}, paired)")
+            diffs = (d,)
+        out.append(K.Claim("lecture_estimators", text, diffs))
+    at = [(m, final(method=m, lr=lr, reward_offset=0.0)) for m in dict.fromkeys(tr["method"])]
+    at = sorted([(m, x) for m, x in at if len(x)], key=lambda mx: -mx[1].mean())
+    if len(at) > 1:
+        out.append(K.Claim("every_estimator", f"At lr {lr:g} (offset 0), final pass@1: " + ", ".join(
+            f"{style.label(m)} {x.mean():.3f}" for m, x in at) + f" (means over {len(at[0][1])} seeds; s.e. "
+            f"{min(A.se(x) for _, x in at):.3f}–{max(A.se(x) for _, x in at):.3f})", ()))
+    return out
 
 
 def learning_curves(curves):
