@@ -48,6 +48,19 @@ def table(frames, L):
     return (L["title"].format(P=P), parts, [])
 
 
+def claims(frames):
+    """The reference model's exact pass@k on the hardest level (the lecture's starting point)."""
+    from .. import claims as K
+
+    ref = frames["reference"]
+    hard = ref[ref["level"] == LEVELS[0]].set_index("k")["pass_at_k"]
+    ks = [k for k in (1, 64, 256) if k in hard.index]
+    if not ks:
+        return []
+    return [K.Claim("hardest", f"{F.LEVEL_LABELS[LEVELS[0]]} prompts start at " + ", ".join(
+        f"pass@{k} {hard[k]:.3f}" for k in ks) + " (exact)", ())]
+
+
 def passk_by_level(ref):
     fig, axes = F.subplots(height=2.3)
     ax = axes[0, 0]
