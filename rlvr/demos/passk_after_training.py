@@ -46,6 +46,37 @@ def table(frames, L):
     return (L["title"].format(n=n), parts, [])
 
 
+def claims(frames):
+    """What the README says of this demo, computed: at offset 0 no trained policy falls below the
+    reference at any k; with an offset, what no baseline and the learned one do to pass@k on the
+    very hard prompts (each against the reference's exact value, over seeds)."""
+    from .. import claims as K
+
+    ref, passk = frames["reference"], frames.get("passk")
+    if passk is None:
+        return []
+    tr = A.trained_passk(passk, "training")
+    r = ref.set_index(["level", "k"])["pass_at_k"]
+    means = tr[tr["reward_offset"] == 0].groupby(["method", "lr", "level", "k"])["pass_at_k"].mean()
+    below = sum(value < r[level, k] - 1e-9 for (_, _, level, k), value in means.items())
+    out = [K.Claim("offset_zero", (
+        f"At offset 0, {below} of the {len(means)} (estimator, lr, level, k) cells of demo 3 end below the "
+        "reference's pass@k (means over seeds)"), ())]
+    level, offsets = "very_hard", sorted(o for o in tr["reward_offset"].unique() if o != 0)
+    ks = [k for k in (1, 64, 256) if (level, k) in r.index]
+    for method in ("none", "learned"):
+        sub = A.select_rows(tr, method=method, level=level, reward_offset=offsets[0] if offsets else None)
+        if not offsets or not len(sub) or not ks:
+            continue
+        diffs = [K.over_seeds(A.select_rows(sub, k=k)["pass_at_k"] - r[level, k]) for k in ks]
+        out.append(K.Claim(f"offset_{method}", (
+            f"With a reward offset of {offsets[0]:g}, {style.label(method)} moves the very hard prompts' "
+            + ", ".join(f"pass@{k} from {r[level, k]:.3f} to {A.pm(A.select_rows(sub, k=k)['pass_at_k'])} "
+                        f"({K.signed(d)})" for k, d in zip(ks, diffs))
+            + f" ({diffs[0].seeds} seeds, at lr {sub['lr'].iloc[0]:g})"), tuple(diffs)))
+    return out
+
+
 def passk_trained(ref, passk):
     tr = A.trained_passk(passk, "training")
     levels = [lv for lv in ("all", "very_hard") if lv in set(tr["level"])]
