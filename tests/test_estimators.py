@@ -222,3 +222,33 @@ def test_unlikeliness_is_refused_where_only_rewards_are_known():
         exact_moments(uniform_wrong_prompt(0.3, 16), "unlikeliness", 8)
     with pytest.raises(ConfigError, match=r"gradient_stats.exact_curve.methods\[0\]: 'unlikeliness' ranks"):
         validate_config({"gradient_stats": {"exact_curve": {"methods": ["unlikeliness"]}}})
+
+
+def test_known_vector_grpo_unbiased_std():
+    np.testing.assert_allclose(advantages(R_3_OF_8, "grpo_unbiased_std")[0, [0, 3]], [1.2076, -0.7246],
+                               atol=5e-5)
+    np.testing.assert_allclose(advantages(R_3_OF_8, "dr_grpo"), advantages(R_3_OF_8, "group"))
+
+
+def test_batch_estimators_use_the_whole_batch():
+    r = np.array([[1, 0, 0, 0], [1, 1, 1, 0]], float)
+    batch = r.std()  # population std of all 8 rewards
+    np.testing.assert_allclose(advantages(r, "batch_std"), (r - r.mean(1, keepdims=True)) / (batch + 1e-6))
+    x = r - r.mean(1, keepdims=True)
+    np.testing.assert_allclose(advantages(r, "reinforce_pp_baseline"), (x - x.mean()) / (x.std() + 1e-6))
+
+
+def test_oracle_and_optimal_baselines():
+    pi = softmax(np.random.default_rng(0).normal(size=(3, 5)))
+    r = np.array([[1, 0], [0, 0], [1, 1]], float) + 2.0
+    np.testing.assert_allclose(advantages(r, "oracle", pi=pi, offset=2.0), r - (pi[:, :1] + 2.0))
+    # the optimal constant baseline minimises the total variance of (r - b)(e_y - pi) over b
+    p = pi[0]
+    reward = np.array([3.0] + [2.0] * 4)
+    s2 = ((np.eye(5) - p) ** 2).sum(axis=1)  # |e_y - pi|^2 per answer y
+    grid = np.linspace(1.5, 3.5, 4001)
+    risk = [(p * (reward - b) ** 2 * s2).sum() for b in grid]  # E|g|^2; E[g] does not depend on b
+    b_star = 3.0 - advantages(np.array([[3.0]]), "optimal", pi=pi[:1], offset=2.0)[0, 0]
+    assert abs(b_star - grid[np.argmin(risk)]) < 1e-3
+    with pytest.raises(ValueError, match="needs the policy's probabilities"):
+        advantages(r, "oracle")

@@ -160,3 +160,28 @@ def test_tracked_entropy_and_kl_equal_a_full_recomputation(method, max_rounds):
             assert abs(last.entropy_by_level[k] - entropy[at].mean()) < 1e-12
             assert abs(last.kl_ref_by_level[k] - divergence[at].mean()) < 1e-12
         assert last.kl_ref > 0.01 and last.entropy < first.entropy  # it did move
+
+
+def test_zero_signal_fraction_matches_its_prediction():
+    task = make_task()
+    for G, pps in ((2, 64), (8, 16)):
+        out = train(task, "grpo", 300, pps, G, 2.0, 0)
+        n = 300 * pps
+        # the binomial s.e. bounds that of a sum of Bernoullis with varying probabilities
+        se = np.sqrt(out["zero_frac_pred"] * (1 - out["zero_frac_pred"]) / n)
+        assert abs(out["zero_frac"] - out["zero_frac_pred"]) < 4 * se, G
+
+
+def test_dynamic_sampling_counts_every_answer_and_fills_with_signal():
+    task = make_task()
+    plain = train(task, "grpo", 100, 16, 8, 2.0, 0)
+    dyn = train(task, "grpo", 100, 16, 8, 2.0, 0, max_rounds=4)
+    assert plain["answers"] == 100 * 16 * 8 and plain["kept_frac"] == 1.0
+    assert dyn["answers"] > plain["answers"]
+    assert dyn["answers"] % 8 == 0 and dyn["answers"] <= 4 * plain["answers"]
+    assert 0 < dyn["kept_frac"] <= 1
+    # same steps: dropping no-signal groups and refilling learns faster
+    assert dyn["history"][-1].pass1 > plain["history"][-1].pass1
+    # one round and filtering: fewer groups are used than drawn
+    one = train(task, "grpo", 100, 16, 8, 2.0, 0, max_rounds=1)
+    assert one["answers"] == plain["answers"] and one["kept_frac"] == pytest.approx(1 - one["zero_frac"])

@@ -1,4 +1,5 @@
-"""The lecture's eight observations, read off the results of the default config.
+"""What the README says of the default config's results, demo by demo (test_demoN_...): the
+lecture's eight observations and the later demos' claims.
 
 Computed in-process (the same functions the pipeline's jobs call; test_pipeline checks
 that both give identical files). Statistical claims use standard errors over Monte Carlo
@@ -32,7 +33,7 @@ def _diff_se(a, b):
     return a.mean() - b.mean(), np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
 
 
-def test_1_very_hard_pass1_one_percent_pass64_near_half(default_results):
+def test_demo1_very_hard_pass1_one_percent_pass64_near_half(default_results):
     ref = default_results["reference"].set_index(["level", "k"])["pass_at_k"]
     assert 0.005 <= ref[("very_hard", 1)] <= 0.02
     assert 0.4 <= ref[("very_hard", 64)] <= 0.6
@@ -42,18 +43,18 @@ def test_1_very_hard_pass1_one_percent_pass64_near_half(default_results):
 
 
 @pytest.mark.parametrize("method", ["none", "rloo"])
-def test_2_none_and_rloo_unbiased(default_results, method):
+def test_demo2_none_and_rloo_unbiased(default_results, method):
     row = _gs(default_results, 0.0, method)
     assert abs(row["grad_mean"] - row["true_grad"]) < 3 * row["grad_mean_se"]  # 3 s.e.
 
 
-def test_2_group_mean_shrunk_by_seven_eighths(default_results):
+def test_demo2_group_mean_shrunk_by_seven_eighths(default_results):
     row = _gs(default_results, 0.0, "group")
     assert abs(row["grad_mean"] - 7 / 8 * row["true_grad"]) < 3 * row["grad_mean_se"]  # 3 s.e.
     assert row["true_grad"] - row["grad_mean"] > 3 * row["grad_mean_se"]  # and clearly below
 
 
-def test_3_variance_and_the_offset(default_results):
+def test_demo2_variance_and_the_offset(default_results):
     v = {(off, m): _gs(default_results, off, m)["total_var"]
          for off in (0.0, 1.0) for m in ("none", "rloo", "group", "grpo")}
     # offset 0: with or without a baseline, the variance differs little (within 30%)
@@ -65,7 +66,7 @@ def test_3_variance_and_the_offset(default_results):
         assert 0.9 < v[(1.0, m)] / v[(0.0, m)] < 1.1, m
 
 
-def test_4_grpo_overshoots_every_level_most_on_very_hard(default_results):
+def test_demo2_grpo_overshoots_every_level_most_on_very_hard(default_results):
     ratio, se = {}, {}
     for level in ("very_hard", "hard", "medium", "easy"):
         row = _gs(default_results, 0.0, "grpo", level)
@@ -76,7 +77,7 @@ def test_4_grpo_overshoots_every_level_most_on_very_hard(default_results):
     assert gap > 3 * np.hypot(se["very_hard"], se["medium"])
 
 
-def test_5_same_lr_none_learned_rloo_equal_grpo_higher(default_results):
+def test_demo3_same_lr_none_learned_rloo_equal_grpo_higher(default_results):
     r = default_results
     base = {m: _final(r, m, 2.0, 0.0) for m in ("none", "learned", "rloo")}
     for a in base:
@@ -93,7 +94,7 @@ def test_5_same_lr_none_learned_rloo_equal_grpo_higher(default_results):
     assert max(gains, key=gains.get) == "very_hard"
 
 
-def test_6_offset_hurts_none_badly_learned_some_group_baselines_not(default_results):
+def test_demo3_offset_hurts_none_badly_learned_some_group_baselines_not(default_results):
     r = default_results
     drop = {m: _final(r, m, 2.0, 0.0).mean() - _final(r, m, 2.0, 5.0).mean()
             for m in ("none", "learned", "rloo", "grpo")}
@@ -104,13 +105,13 @@ def test_6_offset_hurts_none_badly_learned_some_group_baselines_not(default_resu
         assert abs(d) < 3 * se + 1e-9, m  # unaffected: within 3 s.e.
 
 
-def test_7_none_at_lr8_close_to_grpo_at_lr4(default_results):
+def test_demo3_none_at_lr8_close_to_grpo_at_lr4(default_results):
     d, se = _diff_se(_final(default_results, "none", 8.0, 0.0), _final(default_results, "grpo", 4.0, 0.0))
     assert abs(d) < 0.03  # close: within 0.03 pass@1 (s.e. of the difference is about 0.006)
     assert se < 0.01
 
 
-def test_8_smaller_groups_end_higher_with_more_zero_signal(default_results):
+def test_demo4_smaller_groups_end_higher_with_more_zero_signal(default_results):
     """At 128 answers a step, each halving of G ends higher by more than 3 s.e. (40 seeds: at 5
     the G = 2 / G = 4 gap, about 0.01, is within one s.e.) and leaves more groups without signal."""
     gz = default_results["runs"]
@@ -155,7 +156,7 @@ def test_pass_at_k_rises_at_every_k_after_training_at_offset_zero(default_result
         assert value >= ref[(level, k)] - 1e-9, (m, lr, level, k)
 
 
-def test_9_once_the_lr_is_tuned_the_estimators_end_alike(default_results):
+def test_demo7_once_the_lr_is_tuned_the_estimators_end_alike(default_results):
     """The lecture's "once the learning rate is tuned the difference is much smaller", over the
     lr sweep (4 estimators x 9 lrs x 5 seeds): at lr 2 GRPO leads no baseline by more than 10
     s.e.; at each estimator's best lr their means are within 3 s.e. of one another."""
@@ -214,7 +215,7 @@ def _paired(a, b):
     return d.mean(), d.std(ddof=1) / np.sqrt(len(d))
 
 
-def test_10_clipping_never_binds_at_one_update_and_more_updates_help_a_little(default_results):
+def test_demo8_clipping_never_binds_at_one_update_and_more_updates_help_a_little(default_results):
     one = [_final_curves(default_results, "clipping", epochs=1, clip_high=eh) for eh in (0.2, 0.28, 0.4)]
     for other in one[1:]:  # μ = 1: the clip never binds, so ε_high changes nothing (by construction)
         assert other["pass1"].equals(one[0]["pass1"]) and other["entropy"].equals(one[0]["entropy"])
@@ -234,7 +235,7 @@ def test_10_clipping_never_binds_at_one_update_and_more_updates_help_a_little(de
     assert gains[1] > gains[0]
 
 
-def test_10_clip_higher_lowers_entropy_in_this_toy(default_results):
+def test_demo8_clip_higher_lowers_entropy_in_this_toy(default_results):
     low = _final_curves(default_results, "clipping", epochs=4, clip_high=0.2)
     high = _final_curves(default_results, "clipping", epochs=4, clip_high=0.4)
     d, se = _paired(high["entropy"], low["entropy"])
@@ -243,7 +244,7 @@ def test_10_clip_higher_lowers_entropy_in_this_toy(default_results):
     assert d > 3 * se, (d, se)
 
 
-def test_11_kl_penalty_orders_by_estimator_and_placement(default_results):
+def test_demo9_kl_penalty_orders_by_estimator_and_placement(default_results):
     kl = {(est, place): _final_curves(default_results, "kl_penalty", kl_beta=1.0, kl_estimator=est,
                                       kl_placement=place)["kl_ref"]
           for est in ("k1", "k2", "k3") for place in ("loss", "reward")}
@@ -261,7 +262,7 @@ def test_11_kl_penalty_orders_by_estimator_and_placement(default_results):
         assert abs(d) < 0.05 * none.mean(), (beta, d)
 
 
-def test_11_k3_in_the_reward_points_away_from_both_kls_on_trained_policies(default_results):
+def test_demo9_k3_in_the_reward_points_away_from_both_kls_on_trained_policies(default_results):
     g = default_results["klgrad"]
     g = g[(g["experiment"] == "kl_penalty") & (g["kl_beta"] == 0)]
 
@@ -282,7 +283,7 @@ def test_11_k3_in_the_reward_points_away_from_both_kls_on_trained_policies(defau
 
 
 @pytest.mark.parametrize("method", ["grpo", "dr_grpo"])
-def test_12_averaging_an_answers_tokens_lengthens_wrong_answers_and_shortens_correct_ones(default_results,
+def test_demo10_averaging_an_answers_tokens_lengthens_wrong_answers_and_shortens_correct_ones(default_results,
                                                                                            method):
     runs = {agg: _final_curves(default_results, "loss_aggregation", method=method, loss_agg=agg)
             for agg in ("seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean")}
@@ -337,7 +338,7 @@ def _mean_se(x):
 
 @pytest.mark.parametrize("shared_lr", [0.01, 0.05])
 @pytest.mark.parametrize("method", ["none", "rloo", "grpo", "dr_grpo", "unlikeliness"])
-def test_13_shared_weights_raise_pass1_and_lower_pass256_below_the_reference(default_results, method,
+def test_demo11_shared_weights_raise_pass1_and_lower_pass256_below_the_reference(default_results, method,
                                                                              shared_lr):
     m, se = _mean_se(_shared(default_results, method, shared_lr, "all", 1))
     assert m - _ref(default_results, "all", 1) > 3 * se
@@ -351,13 +352,13 @@ def test_13_shared_weights_raise_pass1_and_lower_pass256_below_the_reference(def
     assert (cross > 0).all() and cross.max() <= 256
 
 
-def test_13_the_tabular_policy_never_falls_below_the_reference(default_results):
+def test_demo11_the_tabular_policy_never_falls_below_the_reference(default_results):
     runs = default_results["runs"]
     tabular = runs[(runs["experiment"] == "shared_policy") & (runs["shared_lr"] == 0)]
     assert len(tabular) == 60 and (tabular["crossover_k"] == 0).all()  # every run, every k <= 256
 
 
-def test_13_the_unlikeliness_reward_narrows_as_grpo_does(default_results):
+def test_demo11_the_unlikeliness_reward_narrows_as_grpo_does(default_results):
     """With one correct answer per prompt it has no rare correct answer to lift: paired with GRPO
     (same seeds), pass@256 is not resolved from GRPO's at shared lr 0.01 and 0.05, and pass@1 is
     lower by more than 3 s.e. on both policies (README)."""
@@ -374,7 +375,7 @@ def test_13_the_unlikeliness_reward_narrows_as_grpo_does(default_results):
         assert diff < -3 * se, (shared_lr, diff, se)
 
 
-def test_13_pkpo_narrows_least(default_results):
+def test_demo11_pkpo_narrows_least(default_results):
     pkpo, grpo = (_shared(default_results, m, 0.01, "all", 256) for m in ("pkpo_k4", "grpo"))
     diff, se = _diff_se(pkpo.to_numpy(), grpo.to_numpy())
     assert diff > 3 * se, (diff, se)
@@ -415,7 +416,7 @@ def _paired_se(a, b):
     return d.mean(), d.std(ddof=1) / np.sqrt(len(d))
 
 
-def test_12_grpo_concentrates_on_the_likeliest_correct_answer(default_results):
+def test_demo12_grpo_concentrates_on_the_likeliest_correct_answer(default_results):
     start = default_results["curves"]
     start = start[(start["experiment"] == "rank_bias") & (start["step"] == 0)]["entropy_correct"]
     assert np.allclose(start, start.iloc[0]) and abs(start.iloc[0] - 1.137) < 5e-4  # the halves 8:4:2:1
@@ -423,7 +424,7 @@ def test_12_grpo_concentrates_on_the_likeliest_correct_answer(default_results):
     assert final.max() < 0.3  # from 1.137 nats: every seed
 
 
-def test_12_the_unlikeliness_reward_and_more_epochs_keep_correct_answers_spread(default_results):
+def test_demo12_the_unlikeliness_reward_and_more_epochs_keep_correct_answers_spread(default_results):
     """At equal pass@1 (0.75), paired with GRPO μ = 1: unlikeliness > μ = 4 > μ = 2 > 0, each step
     by more than 3 s.e.; clip-higher lowers the entropy at μ = 2 and 4; the unlikeliness reward
     costs pass@1."""
@@ -447,7 +448,7 @@ def test_12_the_unlikeliness_reward_and_more_epochs_keep_correct_answers_spread(
         assert diff > 3 * se, (mu, diff, se)
 
 
-def test_12_the_unlikeliness_reward_keeps_the_easy_prompts_correct_answers_most(default_results):
+def test_demo12_the_unlikeliness_reward_keeps_the_easy_prompts_correct_answers_most(default_results):
     """At the end, paired with GRPO per level: the easy prompts' gain is resolved and more than half
     of the four levels' summed gains (README: +0.893 of +1.365 nats)."""
     c = default_results["curves"]
