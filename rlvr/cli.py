@@ -17,7 +17,7 @@ import json
 import sys
 import time
 
-from . import io
+from . import io, runlock
 
 
 def log(msg):
@@ -57,7 +57,8 @@ def cmd_gradstats(a):
 
     job = from_json(GradStatJob, a.spec)
     task = read_task(a.task)
-    io.write_table(a.out, gradstat_job_columns(task, job))
+    io.write_table(a.out, gradstat_job_columns(task, job),
+                   io.bound(job.path.removesuffix(".parquet"), io.job_id(a.command, a.spec, a.code)))
     log(f"gradient stats of {job.method}: {len(job.cases)} cases x {job.n_reps} reps -> {a.out}")
 
 
@@ -70,24 +71,26 @@ def cmd_train(a):
     task = read_task(a.task)
     t0 = time.perf_counter()
     summary, curve, passk, klgrad = row_columns(task, row)
-    io.write_table(a.curve, curve)
-    io.write_table(a.passk, passk)
-    io.write_table(a.klgrad, klgrad)
-    io.write_table(a.run, summary)
+    job = io.job_id(a.command, a.spec, a.code)
+    for kind, columns in (("curve", curve), ("passk", passk), ("klgrad", klgrad), ("run", summary)):
+        io.write_table(getattr(a, kind), columns, io.bound(f"{row.path}.{kind}", job))
     mean = sum(summary["final_pass1"]) / len(row.seeds)
     log(f"trained {row.path}, {len(row.seeds)} seeds in {time.perf_counter() - t0:.2f} s: "
         f"mean final pass@1 {mean:.3f} -> {a.run}")
 
 
 def cmd_aggregate(a):
+    if a.inputs == [["-"]]:  # the lists on stdin, one path a line, a blank line between lists
+        a.inputs = [block.split("\n") for block in sys.stdin.read().strip("\n").split("\n\n")]
     if len(a.inputs) != len(a.out):
         raise ValueError(f"{len(a.out)} --out but {len(a.inputs)} --in lists")
     if a.reference and len(a.out) != 1:
         raise ValueError("--reference adds rows to one --out (the trained policies' pass@k), "
                          f"not {len(a.out)}")
     order = [tuple(key) for key in json.loads(a.order)] if a.order else None
+    planned = runlock.planned_jobs()  # what the run that started this job planned, if any
     for out, inputs in zip(a.out, a.inputs):
-        io.concat_files(inputs, out, order, a.reference)
+        io.concat_files(inputs, out, order, a.reference, planned)
         log(f"aggregated {len(inputs)} files -> {out}")
 
 
@@ -202,7 +205,8 @@ def build_parser():
 
     def job(name, fn, help, inputs=(), outputs=("out",)):
         s = sub.add_parser(name, help=help)
-        s.add_argument("--spec", required=True, help="what to compute, as JSON (rlvr/specs.py)")
+        s.add_argument("--spec", required=True,
+                       help="what to compute, as JSON (rlvr/specs.py); - reads it from stdin")
         s.add_argument("--code",
                        help="refuse to run unless the rlvr code has this hash (rlvr/codeversion.py)")
         for x in inputs:
@@ -223,7 +227,8 @@ def build_parser():
     s = sub.add_parser("aggregate", help="concatenate per-job Parquet files")
     s.add_argument("--out", action="append", required=True, help="an output file (repeatable)")
     s.add_argument("--in", dest="inputs", nargs="+", action="append", required=True,
-                   help="the input files of the --out at the same position (repeatable)")
+                   help="the input files of the --out at the same position (repeatable); a single "
+                   "--in - reads every list from stdin, one path a line, a blank line between lists")
     s.add_argument("--order", help="JSON list of (reward_offset, method, level): sort rows into this order")
     s.add_argument("--reference", help="the reference policy's pass@k file: add its rows, as method"
                    " 'reference', for every experiment of the --out (trained policies' pass@k)")
@@ -269,13 +274,16 @@ def check_code(a):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if getattr(args, "spec", None) == "-":  # a spec can outgrow one argument's limit (128 KiB)
+        args.spec = sys.stdin.read().strip()
     if getattr(args, "compute", False):
         io.without_pandas()
     try:
+        runlock.check_current()  # a job of a run that has ended (an orphan) does nothing
         if getattr(args, "code", None):
             check_code(args)
         args.fn(args)
-    except (io.InputError, ValueError, FloatingPointError) as err:  # ConfigError is a ValueError;
+    except (io.InputError, runlock.LockError, ValueError, FloatingPointError) as err:  # ConfigError is a ValueError;
         # FloatingPointError: a training run diverged (rlvr/training.py says where and what to lower)
         print(f"rlvr {args.command}: error: {err}", file=sys.stderr)
         return 2

@@ -10,6 +10,8 @@ import os
 import sys
 from pathlib import Path
 
+from . import runlock
+
 # every aggregated result: its name (tables, figures and the command line call it so) and the
 # Parquet file under the results directory that holds it
 RESULT_FILES = {"task": "task.parquet", "reference": "reference_passk.parquet",
@@ -52,6 +54,22 @@ def write_table(path, columns, metadata=None):
 
 
 CHECKSUM_KEY = b"rlvr_sha256"  # schema metadata: a hash of the file's columns, checked on read
+# schema metadata of a job's file: what it is (its path under results/, without .parquet) and
+# which job wrote it (job_id), checked on read against the path it is read from and against
+# the job the run planned for that path (rlvr/runlock.py's expected jobs)
+FILE_KEY, JOB_KEY = b"rlvr_file", b"rlvr_job"
+
+
+def job_id(command, spec, code):
+    """Which job a file comes from: a hash of its stage, its spec (JSON, as passed) and its code."""
+    import hashlib
+
+    return hashlib.sha256(f"{command}\0{spec.strip()}\0{code or ''}".encode()).hexdigest()[:32]
+
+
+def bound(name, job):
+    """The schema metadata that binds a job's file to its name and job (read_arrow checks it)."""
+    return {FILE_KEY.decode(): name, JOB_KEY.decode(): job}
 
 
 def content_hash(table):
@@ -71,15 +89,17 @@ def write_bytes(path, data):
     holds the old file or the new one, never a partial one, even after a crash or power loss."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # left by a killed writer
-        stale.unlink(missing_ok=True)
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        if not _alive(stale.suffixes[-2].lstrip(".")):  # left by a killed writer
+            stale.unlink(missing_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        with runlock.guard():  # a job whose run has ended (an orphan) writes nothing
+            os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
     fd = os.open(path.parent, os.O_RDONLY)
@@ -87,6 +107,17 @@ def write_bytes(path, data):
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _alive(pid):
+    """Whether the process of this pid (a string from a temporary file's name) still lives."""
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 def write_arrow(path, table):
@@ -104,9 +135,11 @@ def write_arrow(path, table):
     write_bytes(path, sink.getvalue().to_pybytes())
 
 
-def read_arrow(path, required=()):
+def read_arrow(path, required=(), planned=None):
     """Read a Parquet file as a pyarrow Table; InputError naming the file if it is unusable:
-    unreadable, a page checksum or the content hash wrong (a flipped bit), columns missing."""
+    unreadable, a page checksum or the content hash wrong (a flipped bit), columns missing, or
+    bound to another path (a file copied or moved here) or, with planned ({name: job_id}, the
+    jobs a run planned), written by another job than the one planned for it."""
     import pyarrow.parquet as pq
 
     path = Path(path)
@@ -124,6 +157,14 @@ def read_arrow(path, required=()):
         raise InputError(f"{path}: has no rlvr checksum (not written by this rlvr); delete it and rerun")
     if content_hash(table).encode() != expected:
         raise InputError(f"{path}: damaged (its content does not match its checksum); delete it and rerun")
+    name, job = metadata.pop(FILE_KEY, b"").decode(), metadata.pop(JOB_KEY, b"").decode()
+    table = table.replace_schema_metadata(metadata or None)
+    if name and not (path.as_posix().removesuffix(".parquet") + "/").endswith(f"/{name}/"):
+        raise InputError(f"{path}: holds {name}.parquet, not the file this path names (copied or moved "
+                         "here?); delete it and rerun")
+    if name and planned and planned.get(name, job) != job:
+        raise InputError(f"{path}: written by another job than this run planned for it (another spec or "
+                         "code: a job of an earlier run?); delete it and rerun")
     missing = [c for c in required if c not in table.column_names]
     if missing:
         raise InputError(f"{path}: missing columns {missing}; delete it and rerun")
@@ -158,11 +199,12 @@ def concat_tables(tables, names, order=None):
     return table
 
 
-def concat_files(paths, out, order=None, reference=None):
-    """Concatenate Parquet files with one schema into out; InputError naming a bad file. With
+def concat_files(paths, out, order=None, reference=None, planned=None):
+    """Concatenate Parquet files with one schema into out; InputError naming a bad file (planned:
+    read_arrow's, the jobs the run planned). With
     reference (the reference policy's pass@k file), the trained policies' pass@k gain its rows
     for every experiment (with_reference_rows)."""
-    table = concat_tables([read_arrow(p) for p in paths], [str(p) for p in paths], order)
+    table = concat_tables([read_arrow(p, planned=planned) for p in paths], [str(p) for p in paths], order)
     if reference is not None:
         table = with_reference_rows(table, read_arrow(reference, REFERENCE_COLUMNS))
     write_arrow(out, table)

@@ -125,6 +125,18 @@ def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_p
     snakemake(tmp_path, "-c2")
     for name in CONTRACT:
         assert same_table(pq.read_table(tmp_path / "results" / name), pq.read_table(in_process / name)), name
+    # a whole file of another row copied over this one (issue 23): refused by name, the aggregate
+    # that would have used it is not kept, and deleting the copy recomputes the row
+    other = "runs/training/none/lr2.0_off0.0_G4_n4_s20_dyn0.run.parquet"
+    shutil.copy(tmp_path / "results" / other, run_file)
+    proc = snakemake(tmp_path, "-c2", check=False)
+    assert proc.returncode != 0
+    assert f"{run_file.relative_to(tmp_path)}: holds {other}, not the file this path names" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results/runs.parquet").exists()
+    run_file.unlink()
+    snakemake(tmp_path, "-c2")
+    for name in CONTRACT:
+        assert same_table(pq.read_table(tmp_path / "results" / name), pq.read_table(in_process / name)), name
 
 
 def listening_sockets(session):
@@ -185,6 +197,49 @@ def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
     assert {p.name for p in work.iterdir()} == {"results", "logs", ".snakemake"}
     after = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
     assert after == before  # bytecode caches are ignored by git
+
+
+def test_a_job_orphaned_by_a_killed_snakemake_cannot_overwrite_a_later_run(tmp_path):
+    """Issue 23: `kill -9` of snakemake alone leaves its jobs running; the next run starts at once.
+    The orphan (config A: 64 seeds) must not rewrite the row that run B (seed 0) wrote."""
+    cfg = yaml.safe_load(TINY.read_text())
+    for demo in ("lr_sweep", "clipping", "kl_penalty", "loss_aggregation", "shared_policy", "rank_bias",
+                 "dynamic_sampling"):
+        cfg[demo]["enabled"] = False
+    cfg["training"].update(steps=3000, rows=[{"method": "grpo", "lr": 2.0}])
+    configs = {}
+    for name, seeds in (("a", list(range(64))), ("b", [0])):
+        cfg["training"]["seeds"] = seeds
+        configs[name] = tmp_path / f"{name}.yaml"
+        configs[name].write_text(yaml.safe_dump(cfg))
+    work = tmp_path / "work"
+    first = subprocess.Popen([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile",
+                              str(configs["a"]), "-c2", "--directory", str(work)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+    orphans = []
+
+    def training_started():  # run A's training job (its Python), a descendant of this test's child
+        orphans[:] = [pid for pid, argv in descendants(first.pid) if argv[:4] == ["python", "-m", "rlvr", "train"]]
+        return bool(orphans)
+
+    try:
+        assert wait_for(training_started, first, timeout=120)
+        os.kill(first.pid, signal.SIGKILL)  # snakemake alone: its job lives on, an orphan
+        first.wait()
+        snakemake(work, "-c2", config=configs["b"])  # starts at once, beside the orphan
+        while any(Path(f"/proc/{pid}").exists() for pid in orphans):  # the orphan ends (our own child's)
+            time.sleep(0.1)
+    finally:
+        if any(Path(f"/proc/{pid}").exists() for pid in orphans):  # only if the test failed midway
+            os.killpg(first.pid, signal.SIGKILL)
+    row = "results/runs/training/grpo/lr2.0_off0.0_G4_n4_s3000_dyn0"
+    assert io.read_table(work / f"{row}.run.parquet")["seed"].tolist() == [0]
+    assert sorted(set(io.read_table(work / "results/runs.parquet")["seed"].tolist())) == [0]
+    refused = (work / ".snakemake/rlvr.refused.log").read_text()
+    assert "this job writes nothing" in refused and "rlvr train" in refused
+    dry = snakemake(work, "-n", config=configs["b"])
+    assert "Nothing to be done" in dry.stdout + dry.stderr
 
 
 @pytest.mark.parametrize("change,key", [  # through Snakemake; every message: tests/test_config.py

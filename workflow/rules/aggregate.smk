@@ -17,8 +17,8 @@ rule aggregate_gradient_stats:
         order=gradstat_order(),
         code=code("aggregate"),
     shell:
-        "python -m rlvr aggregate --order {params.order:q} --code {params.code}"
-        " --out {output} --in {input} 2> {log}"
+        "printf '%s\\n' {input:q} | python -m rlvr aggregate --order {params.order:q}"
+        " --code {params.code} --out {output} --in - 2> {log}"
 
 
 rule aggregate_training:
@@ -39,8 +39,9 @@ rule aggregate_training:
     params:
         code=code("aggregate"),
     shell:
-        "python -m rlvr aggregate --code {params.code} --out {output.runs} --in {input.runs}"
-        " --out {output.curves} --in {input.curves} --out {output.klgrad} --in {input.klgrad} 2> {log}"
+        "printf '%s\\n' {input.runs:q} '' {input.curves:q} '' {input.klgrad:q}"
+        " | python -m rlvr aggregate --code {params.code} --out {output.runs}"
+        " --out {output.curves} --out {output.klgrad} --in - 2> {log}"
 
 
 # the trained policies' pass@k, with the step-0 policy's as method "reference" in every experiment
@@ -59,5 +60,5 @@ rule aggregate_passk:
     params:
         code=code("aggregate"),
     shell:
-        "python -m rlvr aggregate --code {params.code} --reference {input.reference}"
-        " --out {output.passk} --in {input.passk} 2> {log}"
+        "printf '%s\\n' {input.passk:q} | python -m rlvr aggregate --code {params.code}"
+        " --reference {input.reference} --out {output.passk} --in - 2> {log}"

@@ -166,61 +166,54 @@ def final_outputs():
     ]
 
 
-RUN_LOCK = (
-    Path(".snakemake") / "rlvr.flock"
-)  # an OS lock (flock) held by the executing run
+# Snakemake's own state directory: rlvr's run lock lives there too
+STATE = Path(".snakemake")
 
 
-def clear_stale_locks():
-    """Remove Snakemake's directory locks if they outlived the run that took them.
-
-    A run killed with SIGKILL leaves .snakemake/locks behind and every later run would refuse
-    to start. The run that executes jobs here holds an OS lock on .snakemake/rlvr.flock for as
-    long as it lives (take_run_lock); the kernel drops it when the process dies, however it
-    dies. Whoever can take it knows no run is executing in this directory, so leftover locks
-    are stale.
-    """
-    import fcntl
+def guard_the_directory():
+    """At parse time, in the process that executes jobs: clear Snakemake's locks left by a
+    killed run (rlvr/runlock.py knows them for stale: no run holds the OS lock)."""
+    from rlvr import runlock
 
     if not workflow.is_main_process:
         return
-    RUN_LOCK.parent.mkdir(exist_ok=True)
-    with open(RUN_LOCK, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return  # a run is executing here: its locks are not stale
-        for stale in (RUN_LOCK.parent / "locks").glob("*.lock"):
-            stale.unlink()
+    try:
+        runlock.clear_stale_locks(STATE)
+    except runlock.LockError as err:
+        sys.exit(f"rlvr: {err}")
 
 
-clear_stale_locks()
+guard_the_directory()
 
 
 def take_run_lock():
-    """At the start of execution (onstart; not in a dry run): hold the OS lock for the rest of
-    this process, or refuse to run if another run holds it, naming it, whatever `snakemake
-    --unlock` did to Snakemake's own lock files in between."""
-    import fcntl
-    import time
+    """At the start of execution (onstart; not in a dry run): hold the run lock for the rest of
+    this process and give the jobs this run's token (rlvr/runlock.py), or refuse to run if
+    another run holds it, naming it, whatever `snakemake --unlock` did."""
+    from rlvr import runlock
 
     global _held
-    handle = open(RUN_LOCK, "a+")
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise WorkflowError(
-            f"another snakemake is running in this directory ({holder}); "
-            "wait for it to end: one run per directory (snakemake --unlock does not change that)"
-        ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-    handle.flush()
-    _held = handle  # open for as long as this process lives
+        # open for as long as this process lives
+        _held = runlock.take(STATE, planned_jobs())
+    except runlock.LockError as err:
+        raise WorkflowError(str(err)) from None
+
+
+def planned_jobs():
+    """{file name under results/: job id} of every per-job file this run plans: its aggregate
+    jobs refuse a file that another job wrote (an earlier run's, or one copied in)."""
+    from rlvr.io import job_id
+
+    jobs = {}
+    for row in TRAIN_ROWS.values():
+        job = job_id("train", specs.to_json(row), code("train", row.methods))
+        for kind in ("run", "curve", "passk", "klgrad"):
+            jobs[f"{row.path}.{kind}"] = job
+    for method, stats in GRADSTAT_JOBS.items():
+        job = job_id("gradstats", specs.to_json(stats), code("gradstats", [method]))
+        jobs[stats.path.removesuffix(".parquet")] = job
+    return jobs
 
 
 def say_what_runs():

@@ -21,8 +21,8 @@ rule gradient_stats:
         spec=lambda w: specs.to_json(GRADSTAT_JOBS[w.method]),
         code=lambda w: code("gradstats", [w.method]),
     shell:
-        "python -m rlvr gradstats --spec {params.spec:q} --code {params.code}"
-        " --task {input.task} --out {output.stats} 2> {log}"
+        "python -m rlvr gradstats --spec - --code {params.code}"
+        " --task {input.task} --out {output.stats} <<< {params.spec:q} 2> {log}"
 
 
 rule exact_curve:

@@ -23,6 +23,6 @@ rule train:
         spec=row_spec,
         code=row_code,
     shell:
-        "python -m rlvr train --spec {params.spec:q} --code {params.code} --task {input.task}"
+        "python -m rlvr train --spec - --code {params.code} --task {input.task}"
         " --run {output.run} --curve {output.curve} --passk {output.passk}"
-        " --klgrad {output.klgrad} 2> {log}"
+        " --klgrad {output.klgrad} <<< {params.spec:q} 2> {log}"
