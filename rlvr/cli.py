@@ -162,6 +162,7 @@ def cmd_config(a):
         return
     cfg = C.load_config(a.config)  # ConfigError names the file and line, or the key
     print("\n".join(C.summary(cfg)))
+    print(f"{a.config or C.DEFAULT_CONFIG}: valid; nothing was computed")
 
 
 def cmd_all(a):
@@ -286,5 +287,10 @@ def main(argv=None):
     except (io.InputError, runlock.LockError, ValueError, FloatingPointError) as err:  # ConfigError is a ValueError;
         # FloatingPointError: a training run diverged (rlvr/training.py says where and what to lower)
         print(f"rlvr {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # disk full, permission denied, ...: written atomically, so nothing partial
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"rlvr {args.command}: error: {where}{err.strerror or err}; nothing was left half-written",
+              file=sys.stderr)
         return 2
     return 0

@@ -10,6 +10,7 @@ enumerate jobs with the functions below, so they always agree on what to compute
 import copy
 import itertools
 import math
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -120,15 +121,58 @@ def _allowed(error):
     return f" (allowed: {'; '.join(bits)})" if bits else ""
 
 
+MAX_VALUES = 1_000_000  # values in a config, YAML aliases (*name) expanded: refuses an alias bomb
+MAX_ROWS = 10_000  # training rows (one job each) a config may ask for
+INT_LIMIT = 2**63  # the results store integers as int64
+
+
+def values_problems(config):
+    """What no schema states, for every value of the config: a number that is not finite (.nan,
+    .inf) or an integer beyond int64; and a config too large once its YAML aliases are expanded
+    (counting stops at MAX_VALUES, so even an alias bomb costs little here)."""
+    problems, count, todo = [], 0, [((), config)]
+    while todo:
+        path, x = todo.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise ConfigError(f"invalid config: more than {MAX_VALUES:,} values once its YAML aliases "
+                              "(*name) are expanded; write the values out or use fewer")
+        if isinstance(x, dict):
+            todo.extend(((*path, k), v) for k, v in reversed(x.items()))
+        elif isinstance(x, list):
+            todo.extend(((*path, i), v) for i, v in reversed(list(enumerate(x))))
+        elif isinstance(x, float) and not math.isfinite(x):
+            problems.append(f"config key {_key(path)}: {x} is not a finite number")
+        elif isinstance(x, int) and not isinstance(x, bool) and abs(x) >= INT_LIMIT:
+            problems.append(f"config key {_key(path)}: {x} is beyond the 64-bit integers the results "
+                            "are stored in (|x| < 2^63)")
+    return problems
+
+
+def memory_mb(P, M, seeds=0):
+    """Peak memory (MiB) of a job on a task of P prompts x M answers training `seeds` seeds
+    together (0: the task job), a little above what bench/memory.py measures: ~80 MiB of
+    interpreter and libraries, ~110 bytes per prompt x answer, 48-58 per prompt x answer x seed."""
+    return 100 + (128 * P * M + 64 * P * M * seeds) / 2**20
+
+
+def _short(message, limit=300):
+    """A schema message cut to a readable length (it quotes the offending value whole)."""
+    return message if len(message) <= limit else message[:limit] + " ..."
+
+
 def validate_config(config):
     """Return a validated copy of config with defaults filled; raise ConfigError if bad."""
     from .estimators import ESTIMATORS
 
+    problems = values_problems(config or {})  # before anything copies or prints a value
+    if problems:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
     cfg = copy.deepcopy(dict(config or {}))
     validator = _schema_validator()
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
-        lines = [f"config key {_key(e.absolute_path)}: {e.message}{_allowed(e)}" for e in errors]
+        lines = [f"config key {_key(e.absolute_path)}: {_short(e.message)}{_allowed(e)}" for e in errors]
         raise ConfigError("invalid config:\n  " + "\n  ".join(lines))
 
     problems = []
@@ -154,14 +198,9 @@ def validate_config(config):
         need(not small, key, f"G = {G} is too small: " + "; ".join(
             f"{', '.join(ms)} need{'s' if len(ms) == 1 else ''} G >= {g}" for g, ms in small.items()))
 
-    def check_finite(key, x):
-        need(math.isfinite(x), key, f"{x} is not a finite number")
-
     task = cfg["task"]
     need(task["P"] % len(task["level_logodds"]) == 0, "task.P",
          f"{task['P']} must be a multiple of the number of levels ({len(task['level_logodds'])})")
-    for i, x in enumerate(task["level_logodds"]):
-        check_finite(f"task.level_logodds[{i}]", x)
     lo, hi = task["answer_length"]
     need(lo <= hi, "task.answer_length", f"[{lo}, {hi}] must be [min, max] with min <= max")
 
@@ -170,8 +209,24 @@ def validate_config(config):
         for j, m in enumerate(case["methods"]):
             check_method(f"gradient_stats.cases[{i}].methods[{j}]", m)
             check_exact(f"gradient_stats.cases[{i}].methods[{j}]", m)
-        for j, x in enumerate(case["reward_offsets"]):
-            check_finite(f"gradient_stats.cases[{i}].reward_offsets[{j}]", x)
+
+    # size before anything is expanded or allocated: the rows a grid stands for, each job's memory
+    sections = [name for name in (*ROW_EXPERIMENTS, "group_size", "dynamic_sampling")
+                if name in ("training", "group_size") or cfg[name]["enabled"]]
+    n_rows = {name: sum(math.prod(len(v) if isinstance(v, list) else 1 for v in row.values())
+                        for row in cfg[name]["rows"]) for name in sections if name in ROW_EXPERIMENTS}
+    if sum(n_rows.values()) > MAX_ROWS:
+        raise ConfigError(f"invalid config: {sum(n_rows.values()):,} training rows, one job each ("
+                          + ", ".join(f"{name} {n:,}" for name, n in n_rows.items() if n)
+                          + f"); at most {MAX_ROWS:,}: sweep in several configs")
+    available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    P, M = task["P"], task["M"]
+    jobs = [("task.P, task.M", 0)] + [(f"{name}.seeds", len(cfg[name]["seeds"])) for name in sections]
+    for key, seeds in jobs[:1] if memory_mb(P, M) > available else jobs[1:]:
+        mb = memory_mb(P, M, seeds)
+        need(mb <= available, key, f"a job would need about {mb / 1024:,.1f} GiB ({P:,} prompts x {M:,} "
+             f"answers{f' x {seeds:,} seeds' if seeds else ''}), more than this machine's "
+             f"{available / 1024:,.1f} GiB; use {'fewer seeds per row or ' if seeds else ''}a smaller task")
 
     for name in ROW_EXPERIMENTS:
         ex = cfg[name]
@@ -184,9 +239,6 @@ def validate_config(config):
         check_G(f"{name}.G", ex["G"], [row["method"] for row, _ in rows])
         for row, keys in rows:
             check_method(keys["method"], row["method"])
-            for knob in ROW_KNOBS:
-                if knob.kind == "number" and row[knob.name] is not None:
-                    check_finite(keys[knob.name], row[knob.name])
             need(row["correct_answers"] < task["M"], keys["correct_answers"],
                  f"{row['correct_answers']} leaves no wrong answer among task.M = {task['M']}")
             ident = tuple(row[field] for field in ROW_FIELDS)
@@ -195,8 +247,6 @@ def validate_config(config):
 
     gz = cfg["group_size"]
     check_method("group_size.method", gz["method"])
-    check_finite("group_size.lr", gz["lr"])
-    check_finite("group_size.reward_offset", gz["reward_offset"])
     for i, G in enumerate(gz["G"]):
         key = f"group_size.G[{i}]"
         check_G(key, G, [gz["method"]])
@@ -208,8 +258,6 @@ def validate_config(config):
     ds = cfg["dynamic_sampling"]
     check_method("dynamic_sampling.method", ds["method"])
     check_G("dynamic_sampling.G", ds["G"], [ds["method"]])
-    check_finite("dynamic_sampling.lr", ds["lr"])
-    check_finite("dynamic_sampling.reward_offset", ds["reward_offset"])
     need(ds["prompts_per_step"] <= task["P"], "dynamic_sampling.prompts_per_step",
          f"{ds['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
     for i, m in enumerate(gs["exact_curve"]["methods"]):
@@ -239,15 +287,22 @@ def read_yaml(path):
     import yaml
 
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"config file {path} is a directory, not a YAML file")
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist")
     try:
-        raw = yaml.safe_load(path.read_text())
+        with open(path, encoding="utf-8") as stream:  # a YAML error then names the file, not a string
+            raw = yaml.safe_load(stream)
     except yaml.YAMLError as err:
         raise ConfigError(f"config file {path} is not valid YAML: {err}") from None
-    if raw is not None and not isinstance(raw, dict):
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"config file {path} cannot be read: {err}") from None
+    if raw is None:  # Snakemake refuses an empty --configfile too
+        raise ConfigError(f"config file {path} is empty; write {{}} in it to change nothing")
+    if not isinstance(raw, dict):
         raise ConfigError(f"config file {path} must hold a mapping of keys, got {type(raw).__name__}")
-    return raw or {}
+    return raw
 
 
 def load_config(path=None, base=DEFAULT_CONFIG):

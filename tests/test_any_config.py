@@ -1,7 +1,8 @@
 """Issue 16: every config the schema accepts runs end to end: computed, tabled and drawn.
 
-Hypothesis draws small valid configs (any subset of methods, levels, offsets, k, G, seeds, lrs,
-answer lengths, the objective's knobs, demos on or off) and runs each in-process, as
+Hypothesis draws small valid configs (any subset of methods, levels, offsets, k (beyond n_samples
+too), G, seeds (long lists, the largest int64), lrs, answer lengths, the objective's knobs, demos
+on or off) and runs each in-process, as
 `python -m rlvr all --results --figures` does.
 The same 8 examples on every run (derandomize), so CI is reproducible; a failure prints the config.
 """
@@ -34,7 +35,8 @@ def configs(draw):
     usable = [m for m in METHODS if ESTIMATORS[m].min_G <= G]  # the check refuses the others
     methods = draw(some(usable, 4))
     offsets = draw(some([0.0, 1.0, -0.5], 2))
-    seeds = draw(some(list(range(6)), 2))
+    # seeds: a few small ones, a long list, or the largest int64 (the edges of issue 23)
+    seeds = draw(st.one_of(some(list(range(6)), 2), st.just(list(range(40))), st.just([2**63 - 1])))
     train = {"G": G, "steps": draw(st.integers(1, 8)), "prompts_per_step": draw(st.sampled_from([1, 4, 8])),
              "seeds": seeds,
              "rows": [{"method": m, "lr": draw(st.sampled_from([0.5, 4.0])),
@@ -74,13 +76,14 @@ def configs(draw):
                                    min_size=4, max_size=4)))
     return {
         "lang": draw(st.sampled_from(["en", "zh"])),
-        "task": {"P": 8, "M": M, "seed": draw(st.integers(0, 3)), "level_logodds": logodds,
+        "task": {"P": 8, "M": M, "seed": draw(st.sampled_from([0, 3, 2**63 - 1])), "level_logodds": logodds,
                  "answer_length": draw(st.sampled_from([[1, 1], [100, 1000], [7, 9]])),
                  "minority": {"levels": draw(st.lists(st.sampled_from(list(LEVELS)),
                                                       max_size=2, unique=True)),
                               "share": draw(st.sampled_from([0.0, 0.5, 1.0])),
                               "wrong_share": draw(st.sampled_from([0.0, 0.5, 1.0]))}},
-        "reference": {"k": draw(some([1, 2, 4, 8, 64], 3)), "n_samples": 64},
+        # k beyond n_samples: exact pass@k, no estimate
+        "reference": {"k": draw(some([1, 2, 4, 8, 64, 128, 512], 3)), "n_samples": 64},
         "gradient_stats": {
             "G": G, "n_reps": 20, "seed": 0,
             "cases": [{"reward_offsets": offsets, "methods": draw(some([m for m in usable if m in EXACT], 3)),

@@ -1,8 +1,12 @@
 """Bad configs are refused with a message naming the key, before any work is done."""
 
+import copy
 import math
+import re
 
+import pandas as pd
 import pytest
+import yaml
 
 from rlvr.config import (
     ConfigError,
@@ -12,6 +16,7 @@ from rlvr.config import (
     merge,
     train_rows,
     validate_config,
+    values_problems,
 )
 from rlvr.objective import Objective
 
@@ -74,6 +79,13 @@ BAD = [
     ({"training": {"rows": [dict(ROW, shared_lr=-0.1)]}}, "training.rows[0].shared_lr", "minimum"),
     ({"task": {"minority": {"levels": ["impossible"]}}}, "task.minority.levels[0]", "very_hard"),
     ({"task": {"minority": {"share": 1.5}}}, "task.minority.share", "maximum"),
+    # issue 23: what used to be accepted and fail after computing
+    ({"task": {"seed": 2**63}}, "task.seed", "beyond the 64-bit integers"),
+    ({"training": {"seeds": [0, 2**64]}}, "training.seeds[1]", "beyond the 64-bit integers"),
+    ({"reference": {"k": [1, 2**63]}}, "reference.k[1]", "beyond the 64-bit integers"),
+    ({"task": {"P": 400_000_000}}, "task.P, task.M", "more than this machine's"),
+    ({"task": {"M": 100_000_000}}, "task.P, task.M", "more than this machine's"),
+    ({"task": {"M": 1000}, "training": {"seeds": list(range(20_000))}}, "training.seeds", "fewer seeds per row"),
 ]
 
 
@@ -165,6 +177,70 @@ def test_a_config_file_is_merged_over_the_shipped_one_as_snakemake_does(tmp_path
     assert load_config(REPO / "config" / "test.yaml")["gradient_stats"]["exact_curve"]["n_points"] == 61
 
 
+def numbers(x, path=()):
+    """(path, value) of every number in a config, lists and mappings walked."""
+    if isinstance(x, dict):
+        return [n for k, v in x.items() for n in numbers(v, (*path, k))]
+    if isinstance(x, list):
+        return [n for i, v in enumerate(x) for n in numbers(v, (*path, i))]
+    return [(path, x)] if isinstance(x, (int, float)) and not isinstance(x, bool) else []
+
+
+def key_of(path):
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def test_a_non_finite_value_is_refused_in_every_numeric_key():
+    """Issue 23: .nan or .inf anywhere (task.logodds_spread, trainer.value_lr, task.minority.share
+    were accepted) is refused by key, before the schema or any job sees it."""
+    full = validate_config({"training": {"rows": [dict(ROW, clip_c=3.0)]}})
+    paths = [path for path, _ in numbers(full)]
+    assert len(paths) > 60
+    for i, path in enumerate(paths):
+        for bad in (math.nan, -math.inf):
+            cfg = copy.deepcopy(full)
+            *parent, last = path
+            node = cfg
+            for p in parent:
+                node = node[p]
+            node[last] = bad
+            message = rf"config key {re.escape(key_of(path))}: .* is not a finite"
+            if i % 20 == 0:  # through the whole check now and then (values_problems runs first in it)
+                with pytest.raises(ConfigError, match=message):
+                    validate_config(cfg)
+            assert re.search(message, "\n".join(values_problems(cfg))), path
+
+
+def test_a_huge_grid_and_a_yaml_alias_bomb_are_refused_at_once():
+    """Issue 23: one row with seven 10-value lists (10^7 rows) ran the check into a MemoryError; a
+    352-byte alias bomb made 226 MB of error text."""
+    lists = {k: [v * (i + 1) for i in range(10)] for k, v in
+             (("lr", 0.1), ("reward_offset", 0.1), ("kl_beta", 0.1), ("clip_high", 0.01), ("clip_low", 0.01),
+              ("shared_lr", 0.1))}
+    with pytest.raises(ConfigError, match=r"invalid config: 1,000,0\d\d training rows, one job each \(training "
+                                          r"1,000,000, .*at most 10,000"):
+        validate_config({"training": {"rows": [dict(ROW, epochs=1, **lists)]}})
+    levels = ["a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1]"] + [
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi")]
+    bomb = yaml.safe_load("\n".join(levels) + "\ntraining: {seeds: *i}\n")
+    with pytest.raises(ConfigError) as err:
+        validate_config(bomb)
+    assert "once its YAML aliases (*name) are expanded" in str(err.value) and len(str(err.value)) < 200
+
+
+def test_k_beyond_n_samples_gets_exact_pass_at_k_and_no_estimate():
+    """Issue 23: reference k above n_samples crashed the tables job; the schema allows it (the
+    estimate needs k <= n_samples, the exact value does not)."""
+    from rlvr.demos import DEMOS
+    from rlvr.metrics import reference_columns
+    from rlvr.task import make_task
+
+    ref = pd.DataFrame(reference_columns(make_task(P=8, M=4), [512], n_samples=256))
+    assert ref["pass_at_k"].notna().all() and ref["pass_at_k_estimate"].isna().all()
+    _, title, parts, _ = DEMOS[0].make_table({"reference": ref}, "en")
+    assert len(parts) == 1 and "pass@512" in parts[0][1]
+
+
 def test_validation_does_not_change_its_input():
     raw = {"training": {"rows": [ROW]}}
     validate_config(raw)
@@ -181,6 +257,11 @@ def test_config_file_errors_name_the_file(tmp_path):
     bad.write_text("- a list\n")
     with pytest.raises(ConfigError, match="must hold a mapping"):
         load_config(bad)
+    bad.write_text("# nothing\n")  # Snakemake refuses an empty --configfile: so does the check
+    with pytest.raises(ConfigError, match=r"bad.yaml is empty; write \{\} in it"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="is a directory, not a YAML file"):
+        load_config(tmp_path)
 
 
 def test_every_demo_module_is_complete_and_wired_through_its_config_section():

@@ -118,3 +118,25 @@ def test_a_file_without_a_checksum_is_refused(tmp_path):
     pq.write_table(pa.table({"x": [1.0]}), tmp_path / "foreign.parquet")
     with pytest.raises(io.InputError, match="foreign.parquet: has no rlvr checksum"):
         io.read_arrow(tmp_path / "foreign.parquet")
+
+
+def test_disk_full_is_a_plain_message_and_leaves_the_old_file(tmp_path, monkeypatch, capsys):
+    """Issue 23: disk-full and permission errors were raw tracebacks (nothing partial, no message)."""
+    import errno
+    import os
+
+    from rlvr import config as C
+    from rlvr.cli import main
+
+    out = tmp_path / "task.parquet"
+    out.write_bytes(b"the old file")
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out))
+
+    monkeypatch.setattr(io.os, "replace", full)  # the last step of every write
+    assert main(["task", "--spec", json.dumps(C.validate_config({})["task"]), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rlvr task: error: {out}: No space left on device; nothing was left half-written")
+    assert out.read_bytes() == b"the old file"
+    assert [p.name for p in tmp_path.iterdir()] == ["task.parquet"]

@@ -39,8 +39,8 @@ def table(frames, L):
             rows.append([L["levels"][level], f"{int(sub['n_prompts'].iloc[0])}"]
                         + [f"{sub.loc[k, 'pass_at_k']:.3f}" for k in ks])
     parts = [("", head, rows)]
-    if "pass_at_k_estimate" in ref:
-        every = ref[(ref["level"] == "all") & ref["pass_at_k_estimate"].notna()]
+    every = ref[(ref["level"] == "all") & ref["pass_at_k_estimate"].notna()] if "pass_at_k_estimate" in ref else ()
+    if len(every):  # none where every k exceeds n_samples: the estimate needs k <= n
         rows = [[f"{int(x['k'])}", f"{x['pass_at_k']:.4f}",
                  f"{x['pass_at_k_estimate']:.4f} ± {x['pass_at_k_estimate_se']:.4f}"] for _, x in every.iterrows()]
         parts.append((L["chen"].format(n=int(every["n_samples"].iloc[0])), L["chen_head"], rows))

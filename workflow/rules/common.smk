@@ -93,6 +93,12 @@ def row_spec(wildcards):
     return specs.to_json(TRAIN_ROWS[wildcards.row])
 
 
+def row_memory(wildcards):
+    """MiB a training job needs, estimated as the config check does (rlvr/config.py)."""
+    task, seeds = config["task"], len(TRAIN_ROWS[wildcards.row].seeds)
+    return max(500, round(C.memory_mb(task["P"], task["M"], seeds)))
+
+
 def row_code(wildcards):
     return code("train", TRAIN_ROWS[wildcards.row].methods)
 

@@ -18,7 +18,7 @@ rule train:
         ENV
     resources:
         runtime=10,
-        mem_mb=500,
+        mem_mb=row_memory,
     params:
         spec=row_spec,
         code=row_code,
