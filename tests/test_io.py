@@ -140,3 +140,26 @@ def test_disk_full_is_a_plain_message_and_leaves_the_old_file(tmp_path, monkeypa
     assert err.startswith(f"rlvr task: error: {out}: No space left on device; nothing was left half-written")
     assert out.read_bytes() == b"the old file"
     assert [p.name for p in tmp_path.iterdir()] == ["task.parquet"]
+
+
+def test_a_spec_beyond_the_argument_limit_reaches_its_job_on_stdin(tmp_path):
+    """Issue 23: ~24,000 seeds made the train command fail with 'Argument list too long' (one
+    argument is limited to 128 KiB); the rules now pass specs on stdin."""
+    import subprocess
+
+    from rlvr import config as C
+    from rlvr.specs import TrainRow, to_json
+
+    task = tmp_path / "task.parquet"
+    run([PYTHON, "-m", "rlvr", "task", "--spec", json.dumps(dict(C.validate_config({})["task"], P=8, M=4)),
+         "--out", str(task)])
+    seeds = tuple(10**17 + i for i in range(7_000))  # long seeds: a long spec, few runs to train
+    row = TrainRow(experiment="training", method="grpo", lr=2.0, reward_offset=0.0, G=2, prompts_per_step=1,
+                   steps=1, max_rounds=0, seeds=seeds, value_lr=0.2, eval_every=1, k=(1,))
+    spec = to_json(row)
+    assert len(spec) > 128 * 1024
+    outputs = [x for kind in ("run", "curve", "passk", "klgrad")
+               for x in (f"--{kind}", str(tmp_path / f"{row.path}.{kind}.parquet"))]
+    subprocess.run([PYTHON, "-m", "rlvr", "train", "--spec", "-", "--task", str(task), *outputs],
+                   input=spec, text=True, check=True, capture_output=True)
+    assert io.read_table(tmp_path / f"{row.path}.run.parquet")["seed"].tolist() == list(seeds)
