@@ -29,15 +29,43 @@ def run(cmd, cwd=None, check=True, timeout=300):
 PYTHON = sys.executable
 
 
+def built_once(tmp_path_factory, worker_id, name, build):
+    """A directory that build(directory) fills once per test session, shared by the pytest-xdist
+    workers (the first to ask builds it under a lock, the others wait and reuse it)."""
+    import fcntl
+
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if worker_id != "master" else root  # the session's directory, shared
+    directory = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (directory / ".built").exists():
+            directory.mkdir(exist_ok=True)
+            build(directory)
+            (directory / ".built").touch()
+    return directory
+
+
 @pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory):
+def tiny_run(tmp_path_factory, worker_id):
     """A completed pipeline run of config/test.yaml; tests may read it and dry-run it, not change it."""
     from test_pipeline import snakemake
 
-    workdir = tmp_path_factory.mktemp("pipeline")
-    out = snakemake(workdir, "-c2")
-    (workdir / "logs" / "terminal.txt").write_text(out.stderr)  # what the user saw
-    return workdir
+    def build(workdir):
+        out = snakemake(workdir, "-c2")
+        (workdir / "logs" / "terminal.txt").write_text(out.stderr)  # what the user saw
+
+    return built_once(tmp_path_factory, worker_id, "pipeline", build)
+
+
+@pytest.fixture(scope="session")
+def tiny_in_process(tmp_path_factory, worker_id):
+    """config/test.yaml computed by `python -m rlvr all`, its Parquet files and figures (read only)."""
+    def build(out):
+        run([PYTHON, "-m", "rlvr", "all", "--config", str(REPO / "config" / "test.yaml"),
+             "--results", str(out), "--figures", str(out / "figures")])
+
+    return built_once(tmp_path_factory, worker_id, "in_process", build)
 
 
 def same_table(a, b):

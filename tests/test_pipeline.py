@@ -117,9 +117,8 @@ def test_how_snakemake_is_started_is_not_a_change(tiny_run):
     assert "Nothing to be done" in out.stdout + out.stderr
 
 
-def test_pipeline_equals_in_process_run(tiny_run, tmp_path):
-    run([PYTHON, "-m", "rlvr", "all", "--config", str(TINY), "--results", str(tmp_path),
-         "--figures", str(tmp_path / "figures")])
+def test_pipeline_equals_in_process_run(tiny_run, tiny_in_process):
+    tmp_path = tiny_in_process
     for name in CONTRACT:
         a, b = pq.read_table(tiny_run / "results" / name), pq.read_table(tmp_path / name)
         assert same_table(a, b), name

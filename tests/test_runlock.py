@@ -1,14 +1,21 @@
-"""rlvr/runlock.py and the file binding of rlvr/io.py (issue 23): a job whose run has ended
-writes nothing, the lock files cannot be planted or held by someone else, and a file that is
-not the one its path names, or not the one the run planned, is refused by name."""
+"""One run per directory and the file binding (rlvr/runlock.py, rlvr/io.py; issues 5 and 23): a
+second run is refused by name, a job whose run has ended writes nothing, the lock files cannot be
+planted or held by someone else, and a file that is not the one its path names, or not the one
+the run planned, is refused by name."""
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
-from conftest import REPO
+import yaml
+from conftest import PYTHON, REPO
+from test_pipeline import CONTRACT, TINY, snakemake
+from test_reliability import descendants, wait_for
 
 from rlvr import io, runlock
 
@@ -126,3 +133,121 @@ def test_a_file_is_refused_at_another_path_or_from_another_job(tmp_path):
     with pytest.raises(io.InputError, match="not the file this path names"):
         io.concat_files([good, moved], out)
     assert not out.exists()
+
+
+def listening_sockets(session):
+    """Sockets in the listening state held by any process of this session (Linux /proc)."""
+    inodes = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[3]) != session:  # field 6: session id
+                continue
+            for fd in (stat.parent / "fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except (OSError, IndexError, ValueError):
+            continue  # a process that ended meanwhile
+    listening = []
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[3], 16) & 0x10000 and fields[6] in inodes:  # __SO_ACCEPTCON: listening
+            listening.append(line)
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # TCP_LISTEN
+                listening.append(line)
+    return listening
+
+
+def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
+    cfg = yaml.safe_load(TINY.read_text())
+    for section in ("training", "lr_sweep"):
+        cfg[section]["steps"] = 1500  # a first run long enough for three more to start beside it
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(yaml.safe_dump(cfg))
+    work = tmp_path / "work"
+    first = subprocess.Popen([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                              "--configfile", str(slow), "-c2", "--directory", str(work)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+    assert wait_for(lambda: any((work / ".snakemake" / "locks").glob("*.lock")), first)
+    assert listening_sockets(first.pid) == []  # nothing of the run (Snakemake, jobs) listens
+    second = snakemake(work, "-c2", config=slow, check=False)
+    assert second.returncode != 0
+    assert "cannot be locked" in second.stdout + second.stderr
+    # Snakemake's lock message suggests --unlock; the run after it is still refused, by name
+    snakemake(work, "--unlock", config=slow)
+    third = snakemake(work, "-c1", config=slow, check=False)
+    assert first.poll() is None, "the first run ended too early for this test"
+    assert listening_sockets(first.pid) == []
+    assert third.returncode != 0, third.stdout + third.stderr
+    assert f"another snakemake is running in this directory (pid {first.pid}" in third.stdout + third.stderr
+    out, _ = first.communicate(timeout=300)
+    assert first.returncode == 0, out
+    for name in CONTRACT:  # whole, and their checksums right
+        io.read_arrow(work / "results" / name)
+    # only results/, logs/ and Snakemake's state in the work directory; the checkout untouched
+    assert {p.name for p in work.iterdir()} == {"results", "logs", ".snakemake"}
+    after = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
+    assert after == before  # bytecode caches are ignored by git
+
+
+def test_a_job_orphaned_by_a_killed_snakemake_cannot_overwrite_a_later_run(tmp_path):
+    """Issue 23: `kill -9` of snakemake alone leaves its jobs running; the next run starts at once.
+    The orphan (config A: 64 seeds) must not rewrite the row that run B (seed 0) wrote."""
+    cfg = yaml.safe_load(TINY.read_text())
+    for demo in ("lr_sweep", "clipping", "kl_penalty", "loss_aggregation", "shared_policy", "rank_bias",
+                 "dynamic_sampling"):
+        cfg[demo]["enabled"] = False
+    cfg["training"].update(steps=3000, rows=[{"method": "grpo", "lr": 2.0}])
+    configs = {}
+    for name, seeds in (("a", list(range(64))), ("b", [0])):
+        cfg["training"]["seeds"] = seeds
+        configs[name] = tmp_path / f"{name}.yaml"
+        configs[name].write_text(yaml.safe_dump(cfg))
+    work = tmp_path / "work"
+    first = subprocess.Popen([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile",
+                              str(configs["a"]), "-c2", "--directory", str(work)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+    orphans = []
+
+    def training_started():  # run A's training job (its Python), a descendant of this test's child
+        orphans[:] = [pid for pid, argv in descendants(first.pid) if argv[:4] == ["python", "-m", "rlvr", "train"]]
+        return bool(orphans)
+
+    try:
+        assert wait_for(training_started, first, timeout=120)
+        os.kill(first.pid, signal.SIGKILL)  # snakemake alone: its job lives on, an orphan
+        first.wait()
+        snakemake(work, "-c2", config=configs["b"])  # starts at once, beside the orphan
+        while any(Path(f"/proc/{pid}").exists() for pid in orphans):  # the orphan ends (our own child's)
+            time.sleep(0.1)
+    finally:
+        if any(Path(f"/proc/{pid}").exists() for pid in orphans):  # only if the test failed midway
+            os.killpg(first.pid, signal.SIGKILL)
+    row = "results/runs/training/grpo/lr2.0_off0.0_G4_n4_s3000_dyn0"
+    assert io.read_table(work / f"{row}.run.parquet")["seed"].tolist() == [0]
+    assert sorted(set(io.read_table(work / "results/runs.parquet")["seed"].tolist())) == [0]
+    refused = (work / ".snakemake/rlvr.refused.log").read_text()
+    assert "this job writes nothing" in refused and "rlvr train" in refused
+    dry = snakemake(work, "-n", config=configs["b"])
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+
+
+def test_listening_sockets_sees_a_listener():
+    """The check above can fail: a process that listens on a unix and a TCP socket is seen."""
+    code = ("import socket, sys, time\n"
+            "u = socket.socket(socket.AF_UNIX); u.bind('\\0rlvr-test-listener'); u.listen()\n"
+            "t = socket.socket(); t.bind(('127.0.0.1', 0)); t.listen()\n"
+            "print('ready', flush=True); time.sleep(30)\n")
+    proc = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        assert len(listening_sockets(proc.pid)) == 2
+    finally:
+        proc.kill()
+        proc.wait()
