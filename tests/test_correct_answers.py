@@ -83,7 +83,7 @@ def test_too_many_correct_answers_are_refused_by_key():
 
 @pytest.mark.parametrize("method", ["grpo", "rloo", "none"])
 def test_the_expected_step_on_a_correct_logit_is_its_probability_times_a_common_factor(method):
-    """GRPO's rank bias is in the expected gradient: enumerating every group of G = 3 answers
+    """The rank bias is in the expected gradient: enumerating every group of G = 3 answers
     exactly, E[ĝ_j] / π_j is the same for every correct answer j (and differs from a wrong one's),
     so the likeliest correct answer's logit gains most. Holds for any estimator of the rewards."""
     from itertools import product

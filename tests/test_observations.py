@@ -392,7 +392,7 @@ def test_demo11_pkpo_narrows_least(default_results):
     assert diff > 3 * se, (diff, se)  # later, at shared lr 0.05
 
 
-# --- demo 12: several correct answers, GRPO's rank bias (README "Several correct answers") -------
+# --- demo 12: several correct answers, the rank bias (README "Several correct answers") -------
 
 
 def _rank_bias(res, column, method, epochs, clip_high, at_pass1=None):
