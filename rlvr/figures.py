@@ -14,9 +14,10 @@ import numpy as np
 from . import analysis as A
 from . import io, style
 from .estimators import FAMILIES
+from .render import LABELS
 
-LEVEL_LABELS = {"very_hard": "very hard", "hard": "hard", "medium": "medium", "easy": "easy",
-                "all": "all prompts"}
+# the tables' English level names; a panel or legend says "all prompts" where a table's column says "all"
+LEVEL_LABELS = {**LABELS["en"]["levels"], "all": "all prompts"}
 FORMATS = ("png", "pdf")  # PNG for the report and screens, PDF (vector) for papers
 
 
