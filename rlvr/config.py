@@ -354,9 +354,9 @@ def gradstat_jobs(cfg):
 
 
 def train_rows(cfg):
-    """Every training job: demo 3's rows, the lr sweep, demo 4's group sizes, then dynamic
-    sampling (filtered, and plain for max_rounds x the steps, so that the plain run can be read
-    at an equal number of steps and at an equal budget of answers). Each row trains all seeds."""
+    """Every training job: the rows of each demo with a `rows:` list (demo 3's, the lr sweep, ...),
+    then those of each demo that makes its own from its section (its module's train_rows: demo
+    4's group sizes, dynamic sampling). Each row trains all seeds."""
     trainer, k = cfg["trainer"], tuple(cfg["reference"]["k"])
 
     def row(experiment, method, lr, offset, G, pps, steps, seeds, max_rounds=0, **knobs):
@@ -373,14 +373,10 @@ def train_rows(cfg):
         if name == "training" or ex["enabled"]:
             rows += [row(name, r["method"], r["lr"], r["reward_offset"], ex["G"], ex["prompts_per_step"],
                          ex["steps"], ex["seeds"], **knobs_of(r)) for r, _ in expand_rows(ex["rows"], name)]
-    gz = cfg["group_size"]
-    rows += [row("group_size", gz["method"], gz["lr"], gz["reward_offset"], G, gz["answers_per_step"] // G,
-                 gz["steps"], gz["seeds"]) for G in gz["G"]]
-    ds = cfg["dynamic_sampling"]
-    if ds["enabled"]:
-        rows += [row("dynamic", ds["method"], ds["lr"], ds["reward_offset"], ds["G"], ds["prompts_per_step"],
-                     steps, ds["seeds"], rounds)
-                 for rounds, steps in ((ds["max_rounds"], ds["steps"]), (0, ds["steps"] * ds["max_rounds"]))]
+    for demo in DEMOS:  # demos that make their own rows from their section, after the `rows:` demos
+        # (the jobs' order is the order of the aggregated files' rows)
+        if hasattr(demo.module, "train_rows") and _asked_for(cfg, demo):
+            rows += demo.module.train_rows(cfg[demo.name], row)
     return rows
 
 

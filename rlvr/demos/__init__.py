@@ -8,7 +8,9 @@ is the demo's name), TEXT (its table's strings in English and Chinese), `table(f
 (title, [(subtitle, head, rows)], footer) or None where the results hold none of its data, and
 FIGURES {name: (draw(frames) -> Figure, the frames it needs)}, each with a caption in
 workflow/report/<name>.rst, and optionally `claims(frames)` -> [rlvr.claims.Claim], the sentences
-the README quotes. Add its module to MODULES below and its section to the config.
+the README quotes. A demo whose section is not a `rows:` list but trains makes its rows with
+`train_rows(section, row)` (group_size, dynamic_sampling). Add its module to MODULES below and
+its section to the config.
 """
 
 from typing import NamedTuple

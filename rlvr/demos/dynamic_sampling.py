@@ -14,6 +14,16 @@ TITLE = "dynamic sampling"
 SWITCHABLE = True
 ROWS = False
 
+def train_rows(section, row):
+    """Its training jobs: filtered with at most section["max_rounds"] rounds a step, and plain for
+    max_rounds x the steps, so that the plain run can be read at an equal number of steps and at
+    an equal budget of answers (experiment "dynamic"; rlvr/config.py's row makes one)."""
+    return [row("dynamic", section["method"], section["lr"], section["reward_offset"], section["G"],
+                section["prompts_per_step"], steps, section["seeds"], rounds)
+            for rounds, steps in ((section["max_rounds"], section["steps"]),
+                                  (0, section["steps"] * section["max_rounds"]))]
+
+
 TEXT = {
     "en": {
         "title": "Demo {number}: dynamic sampling ({method}, lr {lr:g}, {pps} prompts x {G} answers, at most {R} rounds a step; {n} seeds)",

@@ -13,6 +13,13 @@ TITLE = "group size"
 SWITCHABLE = False
 ROWS = False
 
+def train_rows(section, row):
+    """Its training jobs: section["answers_per_step"] answers a step, split into groups of each G
+    of section["G"]; row(experiment, method, lr, offset, G, prompts per step, steps, seeds) makes one."""
+    return [row("group_size", section["method"], section["lr"], section["reward_offset"], G,
+                section["answers_per_step"] // G, section["steps"], section["seeds"]) for G in section["G"]]
+
+
 TEXT = {
     "en": {
         "title": "Demo {number}: group size G (fixed {A} answers per step; {method}, lr {lr:g}; {steps} steps, {n} seeds)",
