@@ -161,6 +161,15 @@ def _short(message, limit=300):
     return message if len(message) <= limit else message[:limit] + " ..."
 
 
+class Checks(NamedTuple):
+    """The checks validate_config hands a demo's check_section: need(ok, key, message) records a
+    problem; method(key, m) that m is a registered estimator; G(key, G, methods) that G suits them."""
+
+    need: object
+    method: object
+    G: object
+
+
 def validate_config(config):
     """Return a validated copy of config with defaults filled; raise ConfigError if bad."""
     from .estimators import ESTIMATORS
@@ -211,8 +220,8 @@ def validate_config(config):
             check_exact(f"gradient_stats.cases[{i}].methods[{j}]", m)
 
     # size before anything is expanded or allocated: the rows a grid stands for, each job's memory
-    sections = [name for name in (*ROW_EXPERIMENTS, "group_size", "dynamic_sampling")
-                if name in ("training", "group_size") or cfg[name]["enabled"]]
+    sections = [demo.name for demo in DEMOS if (demo.module.ROWS or hasattr(demo.module, "train_rows"))
+                and _asked_for(cfg, demo)]  # every section that trains
     n_rows = {name: sum(math.prod(len(v) if isinstance(v, list) else 1 for v in row.values())
                         for row in cfg[name]["rows"]) for name in sections if name in ROW_EXPERIMENTS}
     if sum(n_rows.values()) > MAX_ROWS:
@@ -245,21 +254,10 @@ def validate_config(config):
             need(ident not in seen, keys["row"], f"duplicates {seen.get(ident)} {row}")
             seen.setdefault(ident, keys["row"])
 
-    gz = cfg["group_size"]
-    check_method("group_size.method", gz["method"])
-    for i, G in enumerate(gz["G"]):
-        key = f"group_size.G[{i}]"
-        check_G(key, G, [gz["method"]])
-        if G > gz["answers_per_step"] or gz["answers_per_step"] % G:
-            need(False, key, f"G = {G} must divide group_size.answers_per_step = {gz['answers_per_step']}")
-        elif gz["answers_per_step"] // G > task["P"]:
-            need(False, key, f"G = {G} gives {gz['answers_per_step'] // G} prompts per step, "
-                 f"more than task.P = {task['P']}")
-    ds = cfg["dynamic_sampling"]
-    check_method("dynamic_sampling.method", ds["method"])
-    check_G("dynamic_sampling.G", ds["G"], [ds["method"]])
-    need(ds["prompts_per_step"] <= task["P"], "dynamic_sampling.prompts_per_step",
-         f"{ds['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
+    checks = Checks(need, check_method, check_G)
+    for demo in DEMOS:  # a demo that makes its own rows checks its own section (enabled or not)
+        if hasattr(demo.module, "check_section"):
+            demo.module.check_section(cfg[demo.name], task, checks)
     for i, m in enumerate(gs["exact_curve"]["methods"]):
         check_method(f"gradient_stats.exact_curve.methods[{i}]", m)
         check_exact(f"gradient_stats.exact_curve.methods[{i}]", m)

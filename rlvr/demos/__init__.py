@@ -9,7 +9,8 @@ is the demo's name), TEXT (its table's strings in English and Chinese), `table(f
 FIGURES {name: (draw(frames) -> Figure, the frames it needs)}, each with a caption in
 workflow/report/<name>.rst, and optionally `claims(frames)` -> [rlvr.claims.Claim], the sentences
 the README quotes. A demo whose section is not a `rows:` list but trains makes its rows with
-`train_rows(section, row)` (group_size, dynamic_sampling). Add its module to MODULES below and
+`train_rows(section, row)` and checks its section with `check_section(section, task, checks)`
+(group_size, dynamic_sampling). Add its module to MODULES below and
 its section to the config.
 """
 

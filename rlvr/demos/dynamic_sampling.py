@@ -24,6 +24,14 @@ def train_rows(section, row):
                                   (0, section["steps"] * section["max_rounds"]))]
 
 
+def check_section(section, task, checks):
+    """Its section's problems (rlvr.config.Checks)."""
+    checks.method("dynamic_sampling.method", section["method"])
+    checks.G("dynamic_sampling.G", section["G"], [section["method"]])
+    checks.need(section["prompts_per_step"] <= task["P"], "dynamic_sampling.prompts_per_step",
+                f"{section['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
+
+
 TEXT = {
     "en": {
         "title": "Demo {number}: dynamic sampling ({method}, lr {lr:g}, {pps} prompts x {G} answers, at most {R} rounds a step; {n} seeds)",

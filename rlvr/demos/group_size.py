@@ -20,6 +20,20 @@ def train_rows(section, row):
                 section["answers_per_step"] // G, section["steps"], section["seeds"]) for G in section["G"]]
 
 
+def check_section(section, task, checks):
+    """Its section's problems (rlvr.config.Checks): each G divides the answers a step and gives
+    no more prompts a step than the task has."""
+    checks.method("group_size.method", section["method"])
+    A = section["answers_per_step"]
+    for i, G in enumerate(section["G"]):
+        key = f"group_size.G[{i}]"
+        checks.G(key, G, [section["method"]])
+        if G > A or A % G:
+            checks.need(False, key, f"G = {G} must divide group_size.answers_per_step = {A}")
+        elif A // G > task["P"]:
+            checks.need(False, key, f"G = {G} gives {A // G} prompts per step, more than task.P = {task['P']}")
+
+
 TEXT = {
     "en": {
         "title": "Demo {number}: group size G (fixed {A} answers per step; {method}, lr {lr:g}; {steps} steps, {n} seeds)",
