@@ -98,13 +98,17 @@ def cmd_tables(a):
     from .render import write_tables
 
     frames = _read_frames(a)
-    for path in write_tables(frames, a.outdir, a.lang, a.names):
+    paths = write_tables(frames, a.outdir, a.lang, a.names)
+    for path in paths:
         log(f"table -> {path}")
     if a.claims:
         from .claims import every_claim, markdown
 
         io.write_bytes(a.claims, markdown(every_claim(frames)).encode())
+        paths.append(a.claims)
         log(f"claims -> {a.claims}")
+    if a.checksums:
+        io.write_checksums(a.checksums, paths)
 
 
 def cmd_claims(a):
@@ -140,8 +144,11 @@ def cmd_claims(a):
 def cmd_figures(a):
     from .figures import write_figures
 
-    for path in write_figures(_read_frames(a), a.outdir, a.names, a.drop or ()):  # ValueError: exit 2
+    paths = write_figures(_read_frames(a), a.outdir, a.names, a.drop or ())  # ValueError: exit 2
+    for path in paths:
         log(f"figure -> {path}")
+    if a.checksums:
+        io.write_checksums(a.checksums, paths)
 
 
 def _read_frames(a):
@@ -248,6 +255,7 @@ def build_parser():
             s.add_argument("--drop", nargs="+", help="delete these figures (of demos no longer asked for)")
         else:
             s.add_argument("--claims", help="also write every demo's claims, computed, to this Markdown file")
+        s.add_argument("--checksums", help="also list what was written, as sha256sum does, in this file")
         s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
         s.set_defaults(fn=fn)
 

@@ -233,3 +233,30 @@ def with_reference_rows(passk, reference):
         parts.append(pa.table({field.name: given[field.name].cast(field.type) if field.name in given
                                else pa.nulls(n, field.type) for field in passk.schema}))
     return pa.concat_tables(parts)
+
+
+# A rendering job (tables, figures) lists what it wrote, one `sha256sum` line a file, so that a
+# table or figure edited afterwards is noticed (edited_files) and `sha256sum -c` can check it.
+def file_sha256(path):
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def write_checksums(manifest, paths):
+    """Write manifest: `<sha256>  <path>` for each written file, its path relative to the
+    working directory (the project's), as the rules name it."""
+    lines = [f"{file_sha256(p)}  {os.path.relpath(p)}\n" for p in paths]
+    write_bytes(manifest, "".join(lines).encode())
+
+
+def edited_files(manifest):
+    """The files a manifest lists that exist but no longer hold what the job wrote; a missing
+    file is not listed (Snakemake rebuilds a missing output by itself)."""
+    edited = []
+    for line in Path(manifest).read_text().splitlines():
+        digest, _, path = line.partition("  ")
+        if os.path.exists(path) and file_sha256(path) != digest:
+            edited.append(path)
+    return edited

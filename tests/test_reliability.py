@@ -136,6 +136,26 @@ def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_p
     assert "rule train:" in dry.stdout and dry.stdout.count("rule train:") == 1, dry.stdout[-2000:]
 
 
+def test_a_table_or_figure_edited_by_hand_is_named_and_forcerun_restores_it(tiny_run, tmp_path):
+    for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
+        shutil.copytree(tiny_run / name, tmp_path / name)
+    assert "not what rlvr wrote" not in snakemake(tmp_path, "-n").stderr  # nothing edited yet
+    table, figure = tmp_path / "results/tables/demo3_training.md", tmp_path / "results/figures/bias_vs_p.png"
+    table.write_text(table.read_text().replace("0.", "0.9", 1))  # one number changed by hand
+    figure.write_bytes(figure.read_bytes() + b"x")
+    dry = snakemake(tmp_path, "-n")
+    edited = [line for line in dry.stderr.splitlines() if "not what rlvr wrote" in line]
+    assert len(edited) == 2, dry.stderr[-2000:]
+    assert "results/tables/demo3_training.md" in edited[0] + edited[1]
+    assert any("results/figures/bias_vs_p.png" in line and "--forcerun figures_reference_gradients" in line
+               for line in edited)
+    assert "Nothing to be done" in dry.stdout + dry.stderr  # reported, not rewritten behind the user's back
+    snakemake(tmp_path, "-c2", "--forcerun", "tables")
+    assert table.read_bytes() == (tiny_run / "results/tables/demo3_training.md").read_bytes()
+    edited = [line for line in snakemake(tmp_path, "-n").stderr.splitlines() if "not what rlvr wrote" in line]
+    assert len(edited) == 1 and "bias_vs_p.png" in edited[0] and "demo3_training.md" not in edited[0]
+
+
 @pytest.mark.parametrize("change,key", [  # through Snakemake; every message: tests/test_config.py
     ({"training": {"rows": [{"method": "nope", "lr": 1.0}]}}, "training.rows[0].method"),
     ({"task": {"P": 10}}, "task.P"),

@@ -153,6 +153,43 @@ DROPPED_FIGURES = [
 ]
 
 
+def checksums(job):
+    """Where a rendering job lists the files it wrote and their hashes (rlvr/io.py)."""
+    return f"{RESULTS}/checksums/{job}.sha256"
+
+
+# the rendering jobs this config runs (a job with nothing to draw does not run)
+RENDERED = [
+    job
+    for job, files in (
+        ("tables", TABLES),
+        ("figures_reference_gradients", EARLY_FIGURES),
+        ("figures_training", TRAINING_FIGURES),
+    )
+    if files
+]
+
+
+def report_edited():
+    """At parse time (a dry run too): name every table or figure that no longer holds what
+    rlvr wrote, e.g. edited by hand; Snakemake would not notice, as nothing it reads changed.
+    Reported rather than rewritten: the edit may be wanted, and the command says how to undo it.
+    """
+    from rlvr.io import edited_files
+
+    if not workflow.is_main_process:
+        return
+    for job in RENDERED:
+        if os.path.exists(checksums(job)):
+            edited = edited_files(checksums(job))
+            if edited:
+                print(
+                    f"rlvr: {', '.join(edited)}: not what rlvr wrote (edited by hand?); "
+                    f"run snakemake with `--forcerun {job}` to write it again",
+                    file=sys.stderr,
+                )
+
+
 def final_outputs():
     return [
         f"{RESULTS}/reference_passk.parquet",
@@ -164,6 +201,7 @@ def final_outputs():
         f"{RESULTS}/{C.EXACT_FILE}",
         *TABLES,
         f"{RESULTS}/claims.md",
+        *(checksums(job) for job in RENDERED),
         *(
             path
             for _, _, png in FIGURES
@@ -190,6 +228,7 @@ def guard_the_directory():
 
 
 guard_the_directory()
+report_edited()
 
 
 def take_run_lock():

@@ -13,6 +13,7 @@ rule tables:
     output:
         TABLES,
         claims=f"{RESULTS}/claims.md",
+        checksums=checksums("tables"),
     log:
         f"{LOGS}/tables.log",
     group:
@@ -29,7 +30,7 @@ rule tables:
         "python -m rlvr tables --names {params.names} --task {input.task} --reference {input.reference}"
         " --gradstats {input.gradstats} --runs {input.runs} --curves {input.curves}"
         " --passk {input.passk} --klgrad {input.klgrad} --lang {params.lang} --outdir {params.outdir}"
-        " --claims {output.claims} --code {params.code} 2> {log}"
+        " --claims {output.claims} --checksums {output.checksums} --code {params.code} 2> {log}"
 
 
 rule figures_reference_gradients:
@@ -39,6 +40,7 @@ rule figures_reference_gradients:
         exact=f"{RESULTS}/{C.EXACT_FILE}",
     output:
         figure_outputs(EARLY_FIGURES),
+        checksums=checksums("figures_reference_gradients"),
     log:
         f"{LOGS}/figures_reference_gradients.log",
     priority: 1  # demos 1-2 first: their figures are drawn while training runs
@@ -54,7 +56,7 @@ rule figures_reference_gradients:
     shell:
         "python -m rlvr figures --names {params.names} --reference {input.reference}"
         " --gradstats {input.gradstats} --exact {input.exact}"
-        " --outdir {params.outdir} --code {params.code} 2> {log}"
+        " --outdir {params.outdir} --checksums {output.checksums} --code {params.code} 2> {log}"
 
 
 rule figures_training:
@@ -65,6 +67,7 @@ rule figures_training:
         passk=f"{RESULTS}/passk_trained.parquet",
     output:
         figure_outputs(TRAINING_FIGURES),
+        checksums=checksums("figures_training"),
     log:
         f"{LOGS}/figures_training.log",
     group:
@@ -80,4 +83,4 @@ rule figures_training:
     shell:
         "python -m rlvr figures --names {params.names} {params.drop} --reference {input.reference}"
         " --runs {input.runs} --curves {input.curves} --passk {input.passk}"
-        " --outdir {params.outdir} --code {params.code} 2> {log}"
+        " --outdir {params.outdir} --checksums {output.checksums} --code {params.code} 2> {log}"
