@@ -35,7 +35,11 @@ def main():
             row = TrainRow(experiment="training", method="grpo", lr=2.0, reward_offset=0.0, G=16,
                            prompts_per_step=8, steps=20, max_rounds=0, seeds=tuple(range(seeds)),
                            value_lr=0.2, eval_every=5, k=(1, 64, 256))
-            outputs = [x for kind in ("run", "curve", "passk", "klgrad") for x in (f"--{kind}", f"{d}/{kind}.parquet")]
+            outputs = [
+                x
+                for kind in ("run", "curve", "passk", "klgrad")
+                for x in (f"--{kind}", f"{d}/{kind}.parquet")
+            ]
             train_mb = peak_mb([sys.executable, "-m", "rlvr", "train", "--spec", to_json(row),
                                 "--task", f"{d}/task.parquet", *outputs])
             assert Path(f"{d}/run.parquet").exists()

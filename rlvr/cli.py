@@ -292,8 +292,9 @@ def main(argv=None):
         if getattr(args, "code", None):
             check_code(args)
         args.fn(args)
-    except (io.InputError, runlock.LockError, ValueError, FloatingPointError) as err:  # ConfigError is a ValueError;
-        # FloatingPointError: a training run diverged (rlvr/training.py says where and what to lower)
+    except (io.InputError, runlock.LockError, ValueError, FloatingPointError) as err:
+        # ConfigError is a ValueError; FloatingPointError: a training run diverged
+        # (rlvr/training.py says where and what to lower)
         print(f"rlvr {args.command}: error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # disk full, permission denied, ...: written atomically, so nothing partial

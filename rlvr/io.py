@@ -14,9 +14,16 @@ from . import runlock
 
 # every aggregated result: its name (tables, figures and the command line call it so) and the
 # Parquet file under the results directory that holds it
-RESULT_FILES = {"task": "task.parquet", "reference": "reference_passk.parquet",
-                "gradstats": "gradient_stats.parquet", "exact": "exact_bias.parquet", "runs": "runs.parquet",
-                "curves": "curves.parquet", "passk": "passk_trained.parquet", "klgrad": "kl_gradients.parquet"}
+RESULT_FILES = {
+    "task": "task.parquet",
+    "reference": "reference_passk.parquet",
+    "gradstats": "gradient_stats.parquet",
+    "exact": "exact_bias.parquet",
+    "runs": "runs.parquet",
+    "curves": "curves.parquet",
+    "passk": "passk_trained.parquet",
+    "klgrad": "kl_gradients.parquet",
+}
 
 
 class InputError(RuntimeError):

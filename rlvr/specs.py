@@ -15,7 +15,7 @@ from .knobs import OBJECTIVE, OPTIONAL, path_tokens
 class _Job:
     """What every training job has, whatever its knobs (TrainRow adds those)."""
 
-    experiment: str  # a demo whose section has `rows:` (config.ROW_EXPERIMENTS), or as a demo's train_rows names it
+    experiment: str  # a demo whose section has `rows:`, or as a demo's train_rows names it
     method: str
     lr: float
     reward_offset: float

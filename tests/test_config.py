@@ -85,7 +85,8 @@ BAD = [
     ({"reference": {"k": [1, 2**63]}}, "reference.k[1]", "beyond the 64-bit integers"),
     ({"task": {"P": 400_000_000}}, "task.P, task.M", "more than this machine's"),
     ({"task": {"M": 100_000_000}}, "task.P, task.M", "more than this machine's"),
-    ({"task": {"M": 1000}, "training": {"seeds": list(range(20_000))}}, "training.seeds", "fewer seeds per row"),
+    ({"task": {"M": 1000}, "training": {"seeds": list(range(20_000))}}, "training.seeds",
+     "fewer seeds per row"),
 ]
 
 
@@ -217,7 +218,8 @@ def test_a_huge_grid_and_a_yaml_alias_bomb_are_refused_at_once():
     lists = {k: [v * (i + 1) for i in range(10)] for k, v in
              (("lr", 0.1), ("reward_offset", 0.1), ("kl_beta", 0.1), ("clip_high", 0.01), ("clip_low", 0.01),
               ("shared_lr", 0.1))}
-    with pytest.raises(ConfigError, match=r"invalid config: 1,000,0\d\d training rows, one job each \(training "
+    with pytest.raises(ConfigError, match=r"invalid config: 1,000,0\d\d training rows, one job each "
+                                          r"\(training "
                                           r"1,000,000, .*at most 10,000"):
         validate_config({"training": {"rows": [dict(ROW, epochs=1, **lists)]}})
     levels = ["a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1]"] + [

@@ -129,7 +129,10 @@ def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_p
     shutil.copy(tmp_path / "results" / other, run_file)
     proc = snakemake(tmp_path, "-c2", check=False)
     assert proc.returncode != 0
-    assert f"{run_file.relative_to(tmp_path)}: holds {other}, not the file this path names" in proc.stdout + proc.stderr
+    assert (
+        f"{run_file.relative_to(tmp_path)}: holds {other}, not the file this path names"
+        in proc.stdout + proc.stderr
+    )
     assert not (tmp_path / "results/runs.parquet").exists()
     run_file.unlink()  # recomputing it was shown above: a dry run plans exactly that row again
     dry = snakemake(tmp_path, "-n", check=False)

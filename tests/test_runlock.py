@@ -216,7 +216,9 @@ def test_a_job_orphaned_by_a_killed_snakemake_cannot_overwrite_a_later_run(tmp_p
     orphans = []
 
     def training_started():  # run A's training job (its Python), a descendant of this test's child
-        orphans[:] = [pid for pid, argv in descendants(first.pid) if argv[:4] == ["python", "-m", "rlvr", "train"]]
+        orphans[:] = [
+            pid for pid, argv in descendants(first.pid) if argv[:4] == ["python", "-m", "rlvr", "train"]
+        ]
         return bool(orphans)
 
     try:

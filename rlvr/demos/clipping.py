@@ -14,7 +14,8 @@ SWITCHABLE = True
 ROWS = True
 
 CONFIG = {
-    "help": "PPO's clipped ratio over μ inner updates per batch (GRPO's objective; DAPO's clip-higher): one run per row x seed, rows as in training (grids allowed)",
+    "help": "PPO's clipped ratio over μ inner updates per batch (GRPO's objective; DAPO's clip-higher): one "
+            "run per row x seed, rows as in training (grids allowed)",
     "seeds": list(range(20)),
     "rows": [
         {"method": "grpo", "lr": 2.0, "epochs": [1, 2, 4], "clip_high": [0.2, 0.28, 0.4]},
@@ -23,7 +24,7 @@ CONFIG = {
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: PPO's clipped ratio over μ updates per batch ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "title": "Demo {number}: PPO's clipped ratio over μ updates per batch ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
         "head": [
             "μ",
             "ε_low / ε_high",
@@ -34,17 +35,17 @@ TEXT = {
             "clipped",
         ],
         "note": [
-            "Δ: paired over seeds (the same seed draws the same first batch). clipped: share of (answer, update)",
-            "pairs whose gradient the clip zeroed, over the whole run; the first update of a batch is on-policy",
+            "Δ: paired over seeds (the same seed draws the same first batch). clipped: share of (answer, update)",  # noqa: E501
+            "pairs whose gradient the clip zeroed, over the whole run; the first update of a batch is on-policy",  # noqa: E501
             "and is never clipped, so μ = 1 never clips (by construction) and its rows are one run.",
         ],
     },
     "zh": {
-        "title": "演示 {number}：每批 μ 次更新与 PPO 的比率裁剪（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
-        "head": ["μ", "ε_low / ε_high", "训练后 pass@1", "与 μ = 1 之差", "熵（nats）", "与 μ = 1 之差", "被裁剪"],
+        "title": "演示 {number}：每批 μ 次更新与 PPO 的比率裁剪（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",  # noqa: E501
+        "head": ["μ", "ε_low / ε_high", "训练后 pass@1", "与 μ = 1 之差", "熵（nats）", "与 μ = 1 之差", "被裁剪"],  # noqa: E501
         "note": [
             "差值按种子配对（同一种子抽到相同的第一批）。被裁剪：梯度被裁剪置零的（回答, 更新）对所占比例，",
-            "整个训练期间；每批的第一次更新是同策略的，从不裁剪，所以 μ = 1 从不裁剪（由构造决定），其各行是同一次运行。",
+            "整个训练期间；每批的第一次更新是同策略的，从不裁剪，所以 μ = 1 从不裁剪（由构造决定），其各行是同一次运行。",  # noqa: E501
         ],
     },
 }
@@ -60,11 +61,24 @@ def table(frames, L):
     for cfg, g, other in A.configurations(runs, ("epochs", "clip_low", "clip_high", "clip_c")):
         # μ = 1 never clips: its runs under any clip settings are one run; the first is the baseline
         base = A.select_rows(runs, **dict(cfg, epochs=1, clip_low=None, clip_high=None, clip_c=None))
-        base = A.select_rows(base, **{k: base[k].iloc[0] for k in ("clip_low", "clip_high", "clip_c")}) if len(base) else base
+        base = (
+            A.select_rows(base, **{k: base[k].iloc[0] for k in ("clip_low", "clip_high", "clip_c")})
+            if len(base)
+            else base
+        )
         dual = f" / c {cfg['clip_c']:g}" if cfg["clip_c"] else ""
-        rows.append([f"{cfg['epochs']}", f"{cfg['clip_low']:g} / {cfg['clip_high']:g}{dual}", A.pm(g["final_pass1"]),
-                     R.delta(g, base, "final_pass1", 4), A.pm(g["entropy"]), R.delta(g, base, "entropy", 4),
-                     f"{A.select_rows(clip, **cfg)['clip_frac'].mean() * 100:.1f}%", other])
+        rows.append(
+            [
+                f"{cfg['epochs']}",
+                f"{cfg['clip_low']:g} / {cfg['clip_high']:g}{dual}",
+                A.pm(g["final_pass1"]),
+                R.delta(g, base, "final_pass1", 4),
+                A.pm(g["entropy"]),
+                R.delta(g, base, "entropy", 4),
+                f"{A.select_rows(clip, **cfg)['clip_frac'].mean() * 100:.1f}%",
+                other,
+            ]
+        )
         n.append(g["seed"].nunique())
     head, rows = R.with_others(L["head"], rows, L["other"])
     return (R.title(L, runs.iloc[0], min(n)), [("", head, rows)], L["note"])
@@ -81,29 +95,60 @@ def claims(frames):
     low, high = runs["clip_high"].min(), runs["clip_high"].max()
     one = {"epochs": 1, "clip_high": low}
     out = [K.Claim("one_update", (
-        "With μ = 1 the clip never binds, by construction (the first update of a batch is on-policy: ratio 1); "
-        f"here it zeroed {c.loc[c['epochs'] == 1, 'clip_frac'].max():.0%} of the pairs at every ε_high"), ())]
+        "With μ = 1 the clip never binds, by construction (the first update of a batch is on-policy: "
+        f"ratio 1); here it zeroed {c.loc[c['epochs'] == 1, 'clip_frac'].max():.0%} of the pairs at "
+        "every ε_high"), ())]
     mus = sorted(mu for mu in runs["epochs"].unique() if mu > 1)
     if not mus:
         return out
     gains = [(mu, K.paired(runs, "final_pass1", dict(one, epochs=mu), one),
               K.paired(runs, "entropy", dict(one, epochs=mu), one)) for mu in mus]
-    out.append(K.Claim("more_updates", f"At ε_high {low:g}, against one update per batch, " + "; ".join(
-        f"μ = {mu} {K.change(p, 'the final pass@1', 4)} and {K.change(h, 'the final entropy', 4, ' nats')}"
-        for mu, p, h in gains) + f" ({gains[0][1].seeds} seeds, paired)", tuple(d for _, p, h in gains for d in (p, h))))
+    out.append(
+        K.Claim(
+            "more_updates",
+            f"At ε_high {low:g}, against one update per batch, "
+            + "; ".join(
+                f"μ = {mu} {K.change(p, 'the final pass@1', 4)} and "
+                f"{K.change(h, 'the final entropy', 4, ' nats')}"
+                for mu, p, h in gains
+            )
+            + f" ({gains[0][1].seeds} seeds, paired)",
+            tuple(d for _, p, h in gains for d in (p, h)),
+        )
+    )
     # the first update of a batch cannot clip: the share among the later μ − 1 updates
     later = (c[c["epochs"] > 1].groupby(["epochs", "clip_high"])["clip_frac"].mean()
              * [mu / (mu - 1) for mu, _ in c[c["epochs"] > 1].groupby(["epochs", "clip_high"]).groups])
-    out.append(K.Claim("clip_share", (
-        f"The clip zeroes {later.min():.1%}–{later.max():.1%} of the (answer, update) pairs after a batch's first "
-        f"update, which cannot clip (over the whole run, at μ = {', '.join(map(str, mus))} and every ε_high)"), ()))
+    out.append(
+        K.Claim(
+            "clip_share",
+            (
+                f"The clip zeroes {later.min():.1%}–{later.max():.1%} of the (answer, update) pairs after a "
+                f"batch's first update, which cannot clip (over the whole run, at μ = "
+                f"{', '.join(map(str, mus))} and every ε_high)"
+            ),
+            (),
+        )
+    )
     if high > low:
         top = max(mus)
-        entropy = K.paired(runs, "entropy", {"epochs": top, "clip_high": high}, {"epochs": top, "clip_high": low})
-        pass1 = K.paired(runs, "final_pass1", {"epochs": top, "clip_high": high}, {"epochs": top, "clip_high": low})
-        out.append(K.Claim("clip_higher", (
-            f"Raising ε_high from {low:g} to {high:g} at μ = {top} {K.change(entropy, 'the final entropy', 4, ' nats')} "
-            f"and {K.change(pass1, 'the final pass@1', 4)} ({entropy.seeds} seeds, paired)"), (entropy, pass1)))
+        entropy = K.paired(
+            runs, "entropy", {"epochs": top, "clip_high": high}, {"epochs": top, "clip_high": low}
+        )
+        pass1 = K.paired(
+            runs, "final_pass1", {"epochs": top, "clip_high": high}, {"epochs": top, "clip_high": low}
+        )
+        out.append(
+            K.Claim(
+                "clip_higher",
+                (
+                    f"Raising ε_high from {low:g} to {high:g} at μ = {top} "
+                    f"{K.change(entropy, 'the final entropy', 4, ' nats')} "
+                    f"and {K.change(pass1, 'the final pass@1', 4)} ({entropy.seeds} seeds, paired)"
+                ),
+                (entropy, pass1),
+            )
+        )
     return out
 
 

@@ -34,7 +34,7 @@ def check_section(section, task, checks):
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: dynamic sampling ({method}, lr {lr:g}, {pps} prompts x {G} answers, at most {R} rounds a step; {n} seeds)",
+        "title": "Demo {number}: dynamic sampling ({method}, lr {lr:g}, {pps} prompts x {G} answers, at most {R} rounds a step; {n} seeds)",  # noqa: E501
         "head": [
             "run",
             "steps",
@@ -45,19 +45,19 @@ TEXT = {
             "batch filled",
         ],
         "rows": ["dynamic sampling", "plain, equal steps", "plain, equal answers"],
-        "reach": "answers drawn until exact pass@1 (all prompts) first reaches a target (mean ± s.e.; linear between evaluations every {every} steps):",
+        "reach": "answers drawn until exact pass@1 (all prompts) first reaches a target (mean ± s.e.; linear between evaluations every {every} steps):",  # noqa: E501
         "plain": "plain",
         "ratio": "plain / dynamic",
-        "note": "(plain, equal answers: read off the plain run of {steps} steps, evaluated every few steps, at the dynamic run's answers, linear in between)",
+        "note": "(plain, equal answers: read off the plain run of {steps} steps, evaluated every few steps, at the dynamic run's answers, linear in between)",  # noqa: E501
     },
     "zh": {
-        "title": "演示 {number}：动态采样（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，每步最多 {R} 轮；{n} 个种子）",
+        "title": "演示 {number}：动态采样（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，每步最多 {R} 轮；{n} 个种子）",  # noqa: E501
         "head": ["运行", "步数", "抽取的回答数", "训练后 pass@1", "很难", "没有学习信号的组", "批次填满率"],
         "rows": ["动态采样", "普通，相同步数", "普通，相同回答数"],
-        "reach": "精确 pass@1（全部题目）首次达到目标时已抽取的回答数（平均 ± 标准误；评估每 {every} 步一次，其间线性插值）：",
+        "reach": "精确 pass@1（全部题目）首次达到目标时已抽取的回答数（平均 ± 标准误；评估每 {every} 步一次，其间线性插值）：",  # noqa: E501
         "plain": "普通",
         "ratio": "普通 / 动态",
-        "note": "（普通、相同回答数：从 {steps} 步的普通运行的曲线上，在动态采样的回答数处读出，评估点之间线性插值）",
+        "note": "（普通、相同回答数：从 {steps} 步的普通运行的曲线上，在动态采样的回答数处读出，评估点之间线性插值）",  # noqa: E501
     },
 }
 
@@ -122,12 +122,33 @@ def table(frames, L):
     d0 = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)].iloc[0]
     names = L["rows"]
     rows = [
-        [names[0], f"{int(d0['steps'])}", f"{cmp['dyn_answers'].mean():,.0f}", A.pm(cmp["dyn_pass1"]),
-         A.pm(cmp["dyn_very_hard"], 2), f"{cmp['dyn_zero'].mean() * 100:.1f}%", f"{cmp['dyn_kept'].mean() * 100:.0f}%"],
-        [names[1], f"{int(d0['steps'])}", f"{cmp['steps_answers'].mean():,.0f}", A.pm(cmp["steps_pass1"]),
-         A.pm(cmp["steps_very_hard"], 2), "", "100%"],
-        [names[2], f"{cmp['budget_steps'].mean():.0f}", f"{cmp['dyn_answers'].mean():,.0f}",
-         A.pm(cmp["budget_pass1"]), A.pm(cmp["budget_very_hard"], 2), "", "100%"],
+        [
+            names[0],
+            f"{int(d0['steps'])}",
+            f"{cmp['dyn_answers'].mean():,.0f}",
+            A.pm(cmp["dyn_pass1"]),
+            A.pm(cmp["dyn_very_hard"], 2),
+            f"{cmp['dyn_zero'].mean() * 100:.1f}%",
+            f"{cmp['dyn_kept'].mean() * 100:.0f}%",
+        ],
+        [
+            names[1],
+            f"{int(d0['steps'])}",
+            f"{cmp['steps_answers'].mean():,.0f}",
+            A.pm(cmp["steps_pass1"]),
+            A.pm(cmp["steps_very_hard"], 2),
+            "",
+            "100%",
+        ],
+        [
+            names[2],
+            f"{cmp['budget_steps'].mean():.0f}",
+            f"{cmp['dyn_answers'].mean():,.0f}",
+            A.pm(cmp["budget_pass1"]),
+            A.pm(cmp["budget_very_hard"], 2),
+            "",
+            "100%",
+        ],
     ]
     parts = [("", L["head"], rows)]
     reach = answers_to_reach(curves[curves["experiment"] == "dynamic"], TARGETS)
@@ -141,9 +162,18 @@ def table(frames, L):
                       [[names[0]] + [_answers_cell(dyn[t]) for t in TARGETS],
                        [L["plain"]] + [_answers_cell(plain[t]) for t in TARGETS],
                        [L["ratio"]] + ratio]))
-    return (L["title"].format(method=d0["method"], lr=d0["lr"], pps=int(d0["prompts_per_step"]), G=int(d0["G"]),
-                              R=int(d0["max_rounds"]), n=len(cmp)),
-            parts, [L["note"].format(steps=int(d0["steps"] * d0["max_rounds"]))])
+    return (
+        L["title"].format(
+            method=d0["method"],
+            lr=d0["lr"],
+            pps=int(d0["prompts_per_step"]),
+            G=int(d0["G"]),
+            R=int(d0["max_rounds"]),
+            n=len(cmp),
+        ),
+        parts,
+        [L["note"].format(steps=int(d0["steps"] * d0["max_rounds"]))],
+    )
 
 
 def claims(frames):
@@ -159,11 +189,12 @@ def claims(frames):
     d0 = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)].iloc[0]
     equal_steps = K.over_seeds(cmp["dyn_pass1"] - cmp["steps_pass1"])
     out = [K.Claim("equal_steps", (
-        f"At equal steps ({int(d0['steps'])}) dynamic sampling {K.change(equal_steps, 'the final pass@1')} (to "
-        f"{A.pm(cmp['dyn_pass1'])}), drawing {cmp['dyn_answers'].mean() / cmp['steps_answers'].mean():.1f}× the "
-        f"answers; at an equal budget of answers plain training reaches {A.pm(cmp['budget_pass1'])} (read off its "
-        f"{int(d0['steps'] * d0['max_rounds'])}-step curve at {cmp['dyn_answers'].mean() / 1000:.0f}k answers; "
-        f"{len(cmp)} seeds, paired)"), (equal_steps,))]
+        f"At equal steps ({int(d0['steps'])}) dynamic sampling {K.change(equal_steps, 'the final pass@1')} "
+        f"(to {A.pm(cmp['dyn_pass1'])}), drawing "
+        f"{cmp['dyn_answers'].mean() / cmp['steps_answers'].mean():.1f}× the answers; at an equal budget of "
+        f"answers plain training reaches {A.pm(cmp['budget_pass1'])} (read off its "
+        f"{int(d0['steps'] * d0['max_rounds'])}-step curve at {cmp['dyn_answers'].mean() / 1000:.0f}k "
+        f"answers; {len(cmp)} seeds, paired)"), (equal_steps,))]
     reach = answers_to_reach(curves[curves["experiment"] == "dynamic"], TARGETS)
     dyn = reach[reach["max_rounds"] > 0].set_index("seed")
     plain = reach[reach["max_rounds"] == 0].set_index("seed")

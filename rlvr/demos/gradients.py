@@ -16,8 +16,8 @@ ROWS = False
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: bias and variance of the gradient estimate (reference model, G = {G}, {n} repetitions each)",
-        "case": "reward offset {off:g}; a {level} prompt (pi(correct) = {p:.2f}, true gradient pi(1-pi) = {g:.4f}):",
+        "title": "Demo {number}: bias and variance of the gradient estimate (reference model, G = {G}, {n} repetitions each)",  # noqa: E501
+        "case": "reward offset {off:g}; a {level} prompt (pi(correct) = {p:.2f}, true gradient pi(1-pi) = {g:.4f}):",  # noqa: E501
         "head": [
             "method",
             "grad mean",
@@ -35,7 +35,7 @@ TEXT = {
     "zh": {
         "title": "演示 {number}：梯度估计的偏差与方差（参考模型，G = {G}，每种情况重复 {n} 次）",
         "case": "奖励偏移 {off:g}；一道{level}的题（π(正确) = {p:.2f}，真实梯度 π(1-π) = {g:.4f}）：",
-        "head": ["方法", "梯度均值", "± 标准误", "精确均值", "z（对精确值）", "标准差", "精确标准差", "整个梯度向量的总方差", "精确值"],
+        "head": ["方法", "梯度均值", "± 标准误", "精确均值", "z（对精确值）", "标准差", "精确标准差", "整个梯度向量的总方差", "精确值"],  # noqa: E501
         "ratio": "GRPO 的梯度均值与真实梯度之比（各难度各取一道题）：",
         "ratio_row": "π(正确) = {p:.2f}   {method} / 真实梯度 = {r:.2f} ± {se:.2f}",
     },
@@ -78,8 +78,8 @@ def claims(frames):
 
     gs = frames["gradstats"]
     out = [K.Claim("exact_against_monte_carlo", (
-        f"{int((gs['z_vs_exact'].abs() <= 4).sum())} of {len(gs)} cases' Monte Carlo means agree with the exact "
-        f"ones within 4 standard errors (largest |z| {gs['z_vs_exact'].abs().max():.1f})"), ())]
+        f"{int((gs['z_vs_exact'].abs() <= 4).sum())} of {len(gs)} cases' Monte Carlo means agree with the "
+        f"exact ones within 4 standard errors (largest |z| {gs['z_vs_exact'].abs().max():.1f})"), ())]
     medium = gs[gs["level"] == gs["level"].iloc[0]]
     var = medium.set_index(["method", "reward_offset"])["exact_total_var"]
     offsets = sorted(medium["reward_offset"].unique())
@@ -87,9 +87,17 @@ def claims(frames):
         a, b = offsets[:2]
         same = [style.label(m) for m in dict.fromkeys(medium["method"])
                 if m != "none" and (m, a) in var and (m, b) in var and abs(var[m, b] / var[m, a] - 1) < 1e-9]
-        out.append(K.Claim("offset_variance", (
-            f"An offset of {b - a:g} multiplies no baseline's exact total variance by {var['none', b] / var['none', a]:.1f} "
-            f"({var['none', a]:.3f} → {var['none', b]:.3f}) and leaves it unchanged for {', '.join(same)}"), ()))
+        out.append(
+            K.Claim(
+                "offset_variance",
+                (
+                    f"An offset of {b - a:g} multiplies no baseline's exact total variance by "
+                    f"{var['none', b] / var['none', a]:.1f} ({var['none', a]:.3f} → {var['none', b]:.3f}) "
+                    f"and leaves it unchanged for {', '.join(same)}"
+                ),
+                (),
+            )
+        )
     grpo = gs[(gs["method"] == "grpo") & (gs["reward_offset"] == 0)].copy()
     if len(grpo) > 1:
         grpo["order"] = grpo["level"].map(LEVELS.index)
@@ -172,7 +180,8 @@ def bias_vs_p(exact, gs):
         for xi, r in zip(x, probe.itertuples()):
             bars = ax.errorbar(xi, r.mean_over_true, yerr=1.96 * r.grad_mean_se / r.true_grad, fmt="o",
                                ms=2.5, capsize=1.5, mec="white", mew=0.3, **F.tag(r.method),
-                               label=None if r.method in labelled else style.label(r.method) + " (Monte Carlo)")
+                               label=None if r.method in labelled
+                               else style.label(r.method) + " (Monte Carlo)")
             labelled.add(r.method)  # a method without a curve: a legend entry for its points
             F.gid(bars.get_children(), r.method)
     G = int(exact["G"].iloc[0])

@@ -31,12 +31,14 @@ def check_section(section, task, checks):
         if G > A or A % G:
             checks.need(False, key, f"G = {G} must divide group_size.answers_per_step = {A}")
         elif A // G > task["P"]:
-            checks.need(False, key, f"G = {G} gives {A // G} prompts per step, more than task.P = {task['P']}")
+            checks.need(
+                False, key, f"G = {G} gives {A // G} prompts per step, more than task.P = {task['P']}"
+            )
 
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: group size G (fixed {A} answers per step; {method}, lr {lr:g}; {steps} steps, {n} seeds)",
+        "title": "Demo {number}: group size G (fixed {A} answers per step; {method}, lr {lr:g}; {steps} steps, {n} seeds)",  # noqa: E501
         "head": [
             "G",
             "prompts/step",
@@ -48,8 +50,8 @@ TEXT = {
         "rloo": "(at G = 2, GRPO is RLOO: two different rewards get advantages +1 and -1 under both)",
     },
     "zh": {
-        "title": "演示 {number}：组的大小 G（总样本数固定：每步 {A} 个回答；{method}，学习率 {lr:g}；{steps} 步，{n} 个种子）",
-        "head": ["G", "每步题数", "训练后 pass@1", "按难度：很难 / 难 / 中等 / 容易", "没有学习信号的组", "预测 p^G + (1-p)^G"],
+        "title": "演示 {number}：组的大小 G（总样本数固定：每步 {A} 个回答；{method}，学习率 {lr:g}；{steps} 步，{n} 个种子）",  # noqa: E501
+        "head": ["G", "每步题数", "训练后 pass@1", "按难度：很难 / 难 / 中等 / 容易", "没有学习信号的组", "预测 p^G + (1-p)^G"],  # noqa: E501
         "rloo": "（G = 2 时 GRPO 就是 RLOO：两个不同的奖励在两者中的优势都是 +1 和 -1）",
     },
 }
@@ -60,10 +62,17 @@ def table(frames, L):
     gz = runs[runs["experiment"] == "group_size"]
     if not len(gz):
         return None
-    rows = [[f"{G:3d}", f"{int(sub['prompts_per_step'].iloc[0]):3d}", A.pm(sub["final_pass1"]), R.levels_str(sub),
-             f"{sub['zero_signal_frac'].mean() * 100:5.1f}% ± {A.se(sub['zero_signal_frac']) * 100:.1f}",
-             f"{sub['zero_signal_pred_frac'].mean() * 100:5.1f}%"]
-            for G, sub in gz.groupby("G", sort=True)]
+    rows = [
+        [
+            f"{G:3d}",
+            f"{int(sub['prompts_per_step'].iloc[0]):3d}",
+            A.pm(sub["final_pass1"]),
+            R.levels_str(sub),
+            f"{sub['zero_signal_frac'].mean() * 100:5.1f}% ± {A.se(sub['zero_signal_frac']) * 100:.1f}",
+            f"{sub['zero_signal_pred_frac'].mean() * 100:5.1f}%",
+        ]
+        for G, sub in gz.groupby("G", sort=True)
+    ]
     r0 = gz.iloc[0]
     # at G = 2 two different rewards give advantages ±1 under GRPO (up to EPS) and under RLOO alike
     footer = [L["rloo"]] if r0["method"] == "grpo" and 2 in set(gz["G"]) else []
@@ -83,7 +92,8 @@ def claims(frames):
     steps = [(a, b, K.paired(gz, "final_pass1", {"G": a}, {"G": b})) for a, b in zip(Gs, Gs[1:])]
     answers = int(gz["G"].iloc[0] * gz["prompts_per_step"].iloc[0])
     out = [K.Claim("smaller_groups", (
-        f"At {answers} answers a step, " + "; ".join(f"G = {a} against G = {b} {K.change(d, 'the final pass@1')}"
+        f"At {answers} answers a step, " + "; ".join(f"G = {a} against G = {b} "
+                                                     f"{K.change(d, 'the final pass@1')}"
                                                        for a, b, d in steps)
         + f" ({steps[0][2].seeds} seeds, paired)"), tuple(d for _, _, d in steps))]
     first = sorted(gz["seed"].unique())[:5]

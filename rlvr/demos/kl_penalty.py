@@ -14,20 +14,22 @@ SWITCHABLE = True
 ROWS = True
 
 CONFIG = {
-    "help": "a KL penalty to the reference: β x estimator x placement; one run per row x seed, rows as in training (grids allowed)",
+    "help": "a KL penalty to the reference: β x estimator x placement; one run per row x seed, rows as in "
+            "training (grids allowed)",
     "seeds": list(range(5)),
     "rows": [
         {"method": "grpo", "lr": 2.0},
-        {"method": "grpo", "lr": 2.0, "kl_beta": [0.1, 0.3, 1.0], "kl_estimator": ["k1", "k2", "k3"], "kl_placement": ["loss", "reward"]},
+        {"method": "grpo", "lr": 2.0, "kl_beta": [0.1, 0.3, 1.0], "kl_estimator": ["k1", "k2", "k3"],
+         "kl_placement": ["loss", "reward"]},
     ],
 }
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: a KL penalty to the reference ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "title": "Demo {number}: a KL penalty to the reference ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
         "head": ["β", "estimator", "placement", "final pass@1", "pass@256", "KL(π‖π_ref)", "entropy"],
         "none": "none",
-        "grad": "where each estimator's exact expected gradient points, on the policies trained without KL (β = 0 above): cosine and norm ratio against the gradients of KL(π‖π_ref) and KL(π_ref‖π), all prompts at once",
+        "grad": "where each estimator's exact expected gradient points, on the policies trained without KL (β = 0 above): cosine and norm ratio against the gradients of KL(π‖π_ref) and KL(π_ref‖π), all prompts at once",  # noqa: E501
         "grad_head": [
             "estimator",
             "placement",
@@ -38,19 +40,19 @@ TEXT = {
         ],
         "note": [
             "placement 'loss': β·k(y) added to the loss and differentiated (GRPO, TRL); 'reward': subtracted",
-            "from the reward before the advantages (verl use_kl_in_reward). On-policy, k1 in the loss has zero",
-            "expected gradient, k2 in the loss and k1 in the reward that of KL(π‖π_ref), k3 in the loss that of",
+            "from the reward before the advantages (verl use_kl_in_reward). On-policy, k1 in the loss has zero",  # noqa: E501
+            "expected gradient, k2 in the loss and k1 in the reward that of KL(π‖π_ref), k3 in the loss that of",  # noqa: E501
             "KL(π_ref‖π): exact identities (cosine 1), tested to 1e-12.",
         ],
     },
     "zh": {
-        "title": "演示 {number}：对参考模型的 KL 惩罚（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "title": "演示 {number}：对参考模型的 KL 惩罚（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",  # noqa: E501
         "head": ["β", "估计量", "位置", "训练后 pass@1", "pass@256", "KL(π‖π_ref)", "熵"],
         "none": "无",
-        "grad": "各估计量的精确期望梯度的方向，在不加 KL 训练出的策略上（上表 β = 0）：与 KL(π‖π_ref) 和 KL(π_ref‖π) 梯度的余弦与范数之比，全部题目一起",
+        "grad": "各估计量的精确期望梯度的方向，在不加 KL 训练出的策略上（上表 β = 0）：与 KL(π‖π_ref) 和 KL(π_ref‖π) 梯度的余弦与范数之比，全部题目一起",  # noqa: E501
         "grad_head": ["估计量", "位置", "余弦，反向 KL", "|g| / |∇ 反向|", "余弦，正向 KL", "|g| / |∇ 正向|"],
         "note": [
-            "位置 loss：把 β·k(y) 加进损失并求导（GRPO、TRL）；reward：在计算优势之前从奖励中减去（verl use_kl_in_reward）。",
+            "位置 loss：把 β·k(y) 加进损失并求导（GRPO、TRL）；reward：在计算优势之前从奖励中减去（verl use_kl_in_reward）。",  # noqa: E501
             "同策略下，k1 作损失的期望梯度为 0，k2 作损失与 k1 进奖励的期望梯度是 KL(π‖π_ref) 的梯度，",
             "k3 作损失的是 KL(π_ref‖π) 的梯度：精确的恒等式（余弦为 1），测试精度 1e-12。",
         ],
@@ -80,9 +82,14 @@ def table(frames, L):
         free = klgrad[(klgrad["experiment"] == "kl_penalty") & (klgrad["kl_beta"] == 0)]
         first = next((cfg for cfg, _, _ in A.configurations(free, ("estimator", "placement", "seed"))), None)
         free = A.select_rows(free, **first) if first else free
-        grad_rows = [[est, place] + [A.pm(g[c], 2) for c in ("cos_reverse", "norm_ratio_reverse", "cos_forward",
-                                                            "norm_ratio_forward")]
-                     for (est, place), g in free.groupby(["estimator", "placement"], sort=False)]
+        grad_rows = [
+            [est, place]
+            + [
+                A.pm(g[c], 2)
+                for c in ("cos_reverse", "norm_ratio_reverse", "cos_forward", "norm_ratio_forward")
+            ]
+            for (est, place), g in free.groupby(["estimator", "placement"], sort=False)
+        ]
         if grad_rows:
             parts.append((L["grad"], L["grad_head"], grad_rows))
     return (R.title(L, runs.iloc[0], min(n)), parts, L["note"])
@@ -130,9 +137,9 @@ def claims(frames):
 
         if len(A.select_rows(g, estimator="k3", placement="reward")):
             out.append(K.Claim("k3_in_the_reward", (
-                "On the policies trained without a penalty, the exact expected gradient of k3 in the reward "
-                f"has cosine {cos('k3', 'cos_reverse')} with ∇KL(π‖π_ref) and {cos('k3', 'cos_forward')} with "
-                f"∇KL(π_ref‖π); that of k2 in the reward {cos('k2', 'cos_reverse')} with ∇KL(π‖π_ref) "
+                f"On the policies trained without a penalty, the exact expected gradient of k3 in the reward "
+                f"has cosine {cos('k3', 'cos_reverse')} with ∇KL(π‖π_ref) and {cos('k3', 'cos_forward')} "
+                f"with ∇KL(π_ref‖π); that of k2 in the reward {cos('k2', 'cos_reverse')} with ∇KL(π‖π_ref) "
                 f"({g['seed'].nunique()} seeds)"), ()))
     return out
 

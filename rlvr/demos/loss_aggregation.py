@@ -16,16 +16,18 @@ SWITCHABLE = True
 ROWS = True
 
 CONFIG = {
-    "help": "how answers of different lengths share the loss (Dr. GRPO's length bias); one run per row x seed, rows as in training (grids allowed)",
+    "help": "how answers of different lengths share the loss (Dr. GRPO's length bias); one run per row x "
+            "seed, rows as in training (grids allowed)",
     "seeds": list(range(20)),
     "rows": [
-        {"method": ["grpo", "dr_grpo"], "lr": 2.0, "loss_agg": ["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"]},
+        {"method": ["grpo", "dr_grpo"], "lr": 2.0,
+         "loss_agg": ["seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean"]},
     ],
 }
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: loss aggregation over answers of {lo}-{hi} tokens (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "title": "Demo {number}: loss aggregation over answers of {lo}-{hi} tokens (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
         "head": [
             "advantage",
             "aggregation",
@@ -39,14 +41,14 @@ TEXT = {
         ],
         "note": [
             "wrong (correct) answer, tokens: the exact expected length of a wrong (correct) answer to a",
-            "uniformly drawn prompt, {start:.1f} ({start_c:.1f}) before training. Δ: paired over seeds, against",
-            "seq-mean-token-sum-norm (every answer alike, the lecture's loss). mean weight: an answer's weight",
+            "uniformly drawn prompt, {start:.1f} ({start_c:.1f}) before training. Δ: paired over seeds, against",  # noqa: E501
+            "seq-mean-token-sum-norm (every answer alike, the lecture's loss). mean weight: an answer's weight",  # noqa: E501
             "averaged uniformly over the task's answers; 1/|o| weighting raises it, so seq-mean-token-mean",
             "also takes a larger step on average.",
         ],
     },
     "zh": {
-        "title": "演示 {number}：长度为 {lo}-{hi} 个 token 的回答的损失聚合（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "title": "演示 {number}：长度为 {lo}-{hi} 个 token 的回答的损失聚合（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",  # noqa: E501
         "head": [
             "优势",
             "聚合方式",
@@ -59,7 +61,7 @@ TEXT = {
             "平均权重",
         ],
         "note": [
-            "错误（正确）回答的 token 数：对均匀抽取的题目，错误（正确）回答的精确期望长度，训练前为 {start:.1f}（{start_c:.1f}）。",
+            "错误（正确）回答的 token 数：对均匀抽取的题目，错误（正确）回答的精确期望长度，训练前为 {start:.1f}（{start_c:.1f}）。",  # noqa: E501
             "差值按种子配对，对照 seq-mean-token-sum-norm（每个回答一样，讲座的损失）。",
             "平均权重：一个回答的权重在任务的全部回答上的均匀平均；按 1/|o| 加权会提高它，",
             "所以 seq-mean-token-mean 平均来说步子也更大。",
@@ -78,13 +80,25 @@ def table(frames, L):
     rows, n = [], []
     for cfg, g, other in A.configurations(runs, ("method", "loss_agg")):
         base = A.select_rows(runs, **dict(cfg, loss_agg="seq-mean-token-sum-norm"))
-        rows.append([R.method_name(L, cfg["method"]), cfg["loss_agg"], A.pm(g["final_pass1"]),
-                     R.delta(g, base, "final_pass1", 3), A.pm(g["length_wrong"], 1), R.delta(g, base, "length_wrong", 1),
-                     A.pm(g["length_correct"], 1), R.delta(g, base, "length_correct", 1),
-                     f"{mean_weight(task, cfg['loss_agg']):.2f}" if task is not None else "", other])
+        rows.append(
+            [
+                R.method_name(L, cfg["method"]),
+                cfg["loss_agg"],
+                A.pm(g["final_pass1"]),
+                R.delta(g, base, "final_pass1", 3),
+                A.pm(g["length_wrong"], 1),
+                R.delta(g, base, "length_wrong", 1),
+                A.pm(g["length_correct"], 1),
+                R.delta(g, base, "length_correct", 1),
+                f"{mean_weight(task, cfg['loss_agg']):.2f}" if task is not None else "",
+                other,
+            ]
+        )
         n.append(g["seed"].nunique())
     head, rows = R.with_others(L["head"], rows, L["other"])
-    lengths = task[[c for c in task if c.startswith("length_")]].to_numpy() if task is not None else np.zeros(1)
+    lengths = (
+        task[[c for c in task if c.startswith("length_")]].to_numpy() if task is not None else np.zeros(1)
+    )
     note = [line.format(start=start["length_wrong"].mean(), start_c=start["length_correct"].mean())
             for line in L["note"]]
     return (R.title(L, runs.iloc[0], min(n), lo=lengths.min(), hi=lengths.max()),
@@ -107,24 +121,47 @@ def claims(frames):
     if runs is None or base not in set(runs["loss_agg"]):
         return []
     curves = frames["curves"]
-    start = curves[(curves["experiment"] == "loss_aggregation") & (curves["level"] == "all") & (curves["step"] == 0)]
+    start = curves[
+        (curves["experiment"] == "loss_aggregation") & (curves["level"] == "all") & (curves["step"] == 0)
+    ]
     methods = list(dict.fromkeys(runs["method"]))
     out = []
-    for mode, key in (("seq-mean-token-mean", "answer_tokens_averaged"), ("token-mean", "batch_tokens_alike")):
-        found = [(m, *(K.paired(runs, col, {"method": m, "loss_agg": mode}, {"method": m, "loss_agg": base})
-                       for col in ("length_wrong", "length_correct", "final_pass1")))
-                 for m in methods if len(A.select_rows(runs, method=m, loss_agg=mode))]
+    for mode, key in (
+        ("seq-mean-token-mean", "answer_tokens_averaged"),
+        ("token-mean", "batch_tokens_alike"),
+    ):
+        found = [
+            (
+                m,
+                *(
+                    K.paired(runs, col, {"method": m, "loss_agg": mode}, {"method": m, "loss_agg": base})
+                    for col in ("length_wrong", "length_correct", "final_pass1")
+                ),
+            )
+            for m in methods
+            if len(A.select_rows(runs, method=m, loss_agg=mode))
+        ]
         if not found:
             continue
-        out.append(K.Claim(key, (
-            f"{mode} against every answer alike ({base}): " + "; ".join(
-                f"with {style.label(m)}'s advantages it "
-                f"{K.change(w, 'the expected length of a wrong answer', 1, ' tokens')}, "
-                f"{K.change(c, 'that of a correct answer', 1, ' tokens')} and {K.change(p, 'the final pass@1', 4)}"
-                for m, w, c, p in found)
-            + f" ({found[0][1].seeds} seeds, paired; before training a wrong answer has "
-              f"{start['length_wrong'].mean():.0f} tokens, a correct one {start['length_correct'].mean():.0f})"),
-            tuple(d for _, *ds in found for d in ds)))
+        out.append(
+            K.Claim(
+                key,
+                (
+                    f"{mode} against every answer alike ({base}): "
+                    + "; ".join(
+                        f"with {style.label(m)}'s advantages it "
+                        f"{K.change(w, 'the expected length of a wrong answer', 1, ' tokens')}, "
+                        f"{K.change(c, 'that of a correct answer', 1, ' tokens')} and "
+                        f"{K.change(p, 'the final pass@1', 4)}"
+                        for m, w, c, p in found
+                    )
+                    + f" ({found[0][1].seeds} seeds, paired; before training a wrong answer has "
+                    f"{start['length_wrong'].mean():.0f} tokens, a correct one "
+                    f"{start['length_correct'].mean():.0f})"
+                ),
+                tuple(d for _, *ds in found for d in ds),
+            )
+        )
     task = frames.get("task")
     if task is not None:
         out.append(K.Claim("mean_weight", (

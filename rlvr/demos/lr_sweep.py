@@ -14,21 +14,23 @@ SWITCHABLE = True
 ROWS = True
 
 CONFIG = {
-    "help": "final pass@1 against the learning rate per estimator: one run per row x seed, rows as in training (grids allowed)",
+    "help": "final pass@1 against the learning rate per estimator: one run per row x seed, rows as in "
+            "training (grids allowed)",
     "seeds": list(range(5)),
     "rows": [
-        {"method": ["none", "learned", "rloo", "grpo"], "lr": [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]},
+        {"method": ["none", "learned", "rloo", "grpo"],
+         "lr": [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]},
     ],
 }
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: final pass@1 against the learning rate ({pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "title": "Demo {number}: final pass@1 against the learning rate ({pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
         "lr": "lr",
         "best": "best lr",
     },
     "zh": {
-        "title": "演示 {number}：训练后 pass@1 与学习率（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "title": "演示 {number}：训练后 pass@1 与学习率（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",  # noqa: E501
         "lr": "学习率",
         "best": "最佳学习率",
     },

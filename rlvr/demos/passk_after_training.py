@@ -14,7 +14,7 @@ ROWS = False
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: exact pass@k before and after training (the rows of demo 3; mean of {n} seeds)",
+        "title": "Demo {number}: exact pass@k before and after training (the rows of demo 3; mean of {n} seeds)",  # noqa: E501
         "head": ["policy", "lr", "offset"],
     },
     "zh": {
@@ -83,7 +83,9 @@ def passk_trained(ref, passk):
 
     def step0(ax, level, first):
         r = ref[ref["level"] == level].sort_values("k")
-        ax.plot(r["k"], r["pass_at_k"], **style.REFERENCE, lw=1, label="reference (step 0)" if first else None)
+        ax.plot(
+            r["k"], r["pass_at_k"], **style.REFERENCE, lw=1, label="reference (step 0)" if first else None
+        )
 
     fig, axes = F.training_grid(tr, levels, "k", "pass_at_k", "exact pass@k, {}", "k", extra=step0)
     F.log_ticks(axes[0, 0], tr["k"])

@@ -16,7 +16,8 @@ SWITCHABLE = True
 ROWS = True
 
 CONFIG = {
-    "help": "several correct answers per prompt (rows' correct_answers): which correct answer training concentrates on; one run per row x seed, rows as in training (grids allowed)",
+    "help": "several correct answers per prompt (rows' correct_answers): which correct answer training "
+            "concentrates on; one run per row x seed, rows as in training (grids allowed)",
     "seeds": list(range(20)),
     "rows": [
         {"method": ["grpo", "unlikeliness"], "lr": 2.0, "correct_answers": 4},
@@ -26,7 +27,7 @@ CONFIG = {
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: several correct answers per prompt; which one training finds (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "title": "Demo {number}: several correct answers per prompt; which one training finds (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
         "head": [
             "policy",
             "μ",
@@ -38,15 +39,15 @@ TEXT = {
             "Δ vs GRPO, μ = 1",
         ],
         "note": [
-            "{C} correct answers per prompt, each half as likely as the one before at step 0, where p(correct) per",
-            "prompt and so pass@k are demo 1's. Correct-answer entropy: the exact entropy (nats) of π among the correct",
-            "answers, renormalised, mean over all prompts ({h0:.3f} at step 0, {hmax:.3f} if all were alike);",
-            "'at pass@1 = t': read off each run's curve where its exact pass@1 first reaches t (linear between",
+            "{C} correct answers per prompt, each half as likely as the one before at step 0, where p(correct) per",  # noqa: E501
+            "prompt and so pass@k are demo 1's. Correct-answer entropy: the exact entropy (nats) of π among the correct",  # noqa: E501
+            "answers, renormalised, mean over all prompts ({h0:.3f} at step 0, {hmax:.3f} if all were alike);",  # noqa: E501
+            "'at pass@1 = t': read off each run's curve where its exact pass@1 first reaches t (linear between",  # noqa: E501
             "evaluations). Δ: paired with the GRPO run (μ = 1) of the same seed.",
         ],
     },
     "zh": {
-        "title": "演示 {number}：每道题有多个正确回答；训练找到的是哪一个（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "title": "演示 {number}：每道题有多个正确回答；训练找到的是哪一个（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",  # noqa: E501
         "head": [
             "策略",
             "μ",
@@ -58,8 +59,8 @@ TEXT = {
             "相对 GRPO（μ = 1）之差",
         ],
         "note": [
-            "每道题 {C} 个正确回答，第 0 步时每个的概率是前一个的一半；此时每道题的 p(正确) 与 pass@k 都与演示 1 相同。",
-            "正确回答间的熵：π 限制在正确回答上并归一化后的精确熵（nats），对全部题目取平均（第 0 步为 {h0:.3f}，",
+            "每道题 {C} 个正确回答，第 0 步时每个的概率是前一个的一半；此时每道题的 p(正确) 与 pass@k 都与演示 1 相同。",  # noqa: E501
+            "正确回答间的熵：π 限制在正确回答上并归一化后的精确熵（nats），对全部题目取平均（第 0 步为 {h0:.3f}，",  # noqa: E501
             "全部相等时为 {hmax:.3f}）；“pass@1 = t 时”：在每次运行的曲线上，精确 pass@1 首次达到 t 之处读出",
             "（评估点之间线性插值）。差：与同一种子的 GRPO（μ = 1）运行配对。",
         ],
@@ -91,11 +92,23 @@ def table(frames, L):
     (runs, target), curves = found, frames["curves"]
     rows, n = [], []
     for cfg, g, other in A.configurations(runs, ("method", "epochs", "clip_high")):
-        base = A.select_rows(runs, **dict(cfg, method="grpo", epochs=1, clip_low=None, clip_high=None, clip_c=None))
+        base = A.select_rows(
+            runs, **dict(cfg, method="grpo", epochs=1, clip_low=None, clip_high=None, clip_c=None)
+        )
         base = A.select_rows(base, clip_high=base["clip_high"].iloc[0]) if len(base) else base
-        rows.append([R.method_name(L, cfg["method"]), f"{cfg['epochs']}", f"{cfg['clip_high']:g}", A.pm(g["final_pass1"]),
-                     A.pm(g["entropy_correct"]), R.delta(g, base, "entropy_correct", 3),
-                     A.pm(g["entropy_correct_at"]), R.delta(g, base, "entropy_correct_at", 3), other])
+        rows.append(
+            [
+                R.method_name(L, cfg["method"]),
+                f"{cfg['epochs']}",
+                f"{cfg['clip_high']:g}",
+                A.pm(g["final_pass1"]),
+                A.pm(g["entropy_correct"]),
+                R.delta(g, base, "entropy_correct", 3),
+                A.pm(g["entropy_correct_at"]),
+                R.delta(g, base, "entropy_correct_at", 3),
+                other,
+            ]
+        )
         n.append(g["seed"].nunique())
     head = [h.format(t=target) for h in L["head"]]
     head, rows = R.with_others(head, rows, L["other"])
@@ -130,10 +143,13 @@ def claims(frames):
         final = K.paired(runs, "entropy_correct", unlikely, grpo)
         pass1 = K.paired(runs, "final_pass1", unlikely, grpo)
         out.append(K.Claim("unlikeliness", (
-            f"Against GRPO, the unlikeliness reward {K.change(at, f'the correct-answer entropy at pass@1 {target:g}', unit=' nats')}"
+            f"Against GRPO, the unlikeliness reward "
+            f"{K.change(at, f'the correct-answer entropy at pass@1 {target:g}', unit=' nats')}"
             f" ({K.change(final, 'it at the end', unit=' nats')}) and {K.change(pass1, 'the final pass@1')} "
             f"({at.seeds} seeds, paired)"), (at, final, pass1)))
-        last = curves[(curves["experiment"] == "rank_bias") & (curves["epochs"] == 1) & (curves["clip_high"] == low)]
+        last = curves[
+            (curves["experiment"] == "rank_bias") & (curves["epochs"] == 1) & (curves["clip_high"] == low)
+        ]
         last = last[last["step"] == last["step"].max()]
         by_level = {lv: K.paired(last[last["level"] == lv], "entropy_correct", {"method": "unlikeliness"},
                                  {"method": "grpo"}) for lv in ("easy", "medium", "hard", "very_hard")}
@@ -147,10 +163,11 @@ def claims(frames):
              K.paired(runs, "final_pass1", dict(grpo, epochs=mu), grpo)) for mu in mus
             if len(A.select_rows(runs, **dict(grpo, epochs=mu)))]
     if more:
-        out.append(K.Claim("more_updates", "Against one update per batch, " + "; ".join(
-            f"μ = {mu} {K.change(h, f'the correct-answer entropy at pass@1 {target:g}', unit=' nats')} and "
-            f"{K.change(p, 'the final pass@1')}" for mu, h, p in more) + f" ({more[0][1].seeds} seeds, paired)",
-            tuple(d for _, h, p in more for d in (h, p))))
+        changes = [f"μ = {mu} {K.change(h, f'the correct-answer entropy at pass@1 {target:g}', unit=' nats')}"
+                   f" and {K.change(p, 'the final pass@1')}" for mu, h, p in more]
+        out.append(K.Claim("more_updates", "Against one update per batch, " + "; ".join(changes)
+                           + f" ({more[0][1].seeds} seeds, paired)",
+                           tuple(d for _, h, p in more for d in (h, p))))
     higher = [(mu, K.paired(runs, "entropy_correct_at", dict(grpo, epochs=mu, clip_high=high),
                             dict(grpo, epochs=mu))) for mu in mus
               if high > low and len(A.select_rows(runs, **dict(grpo, epochs=mu, clip_high=high)))]

@@ -16,7 +16,7 @@ TEXT = {
     "en": {
         "title": "Demo {number}: the reference model (before RL), {P} prompts, 4 levels",
         "head": ["level", "prompts"],
-        "chen": "unbiased estimate from {n} samples per prompt (Chen et al. 2021) against the exact value, all prompts:",
+        "chen": "unbiased estimate from {n} samples per prompt (Chen et al. 2021) against the exact value, all prompts:",  # noqa: E501
         "chen_head": ["k", "exact", "estimate ± s.e."],
     },
     "zh": {
@@ -39,10 +39,20 @@ def table(frames, L):
             rows.append([L["levels"][level], f"{int(sub['n_prompts'].iloc[0])}"]
                         + [f"{sub.loc[k, 'pass_at_k']:.3f}" for k in ks])
     parts = [("", head, rows)]
-    every = ref[(ref["level"] == "all") & ref["pass_at_k_estimate"].notna()] if "pass_at_k_estimate" in ref else ()
+    every = (
+        ref[(ref["level"] == "all") & ref["pass_at_k_estimate"].notna()]
+        if "pass_at_k_estimate" in ref
+        else ()
+    )
     if len(every):  # none where every k exceeds n_samples: the estimate needs k <= n
-        rows = [[f"{int(x['k'])}", f"{x['pass_at_k']:.4f}",
-                 f"{x['pass_at_k_estimate']:.4f} ± {x['pass_at_k_estimate_se']:.4f}"] for _, x in every.iterrows()]
+        rows = [
+            [
+                f"{int(x['k'])}",
+                f"{x['pass_at_k']:.4f}",
+                f"{x['pass_at_k_estimate']:.4f} ± {x['pass_at_k_estimate_se']:.4f}",
+            ]
+            for _, x in every.iterrows()
+        ]
         parts.append((L["chen"].format(n=int(every["n_samples"].iloc[0])), L["chen_head"], rows))
     P = int(ref.loc[ref["level"] == "all", "n_prompts"].iloc[0])
     return (L["title"].format(P=P), parts, [])

@@ -16,16 +16,18 @@ SWITCHABLE = True
 ROWS = True
 
 CONFIG = {
-    "help": "RL narrowing pass@k: the policy gets shared weights per answer strategy type (rows' shared_lr; task.minority); one run per row x seed, rows as in training (grids allowed)",
+    "help": "RL narrowing pass@k: the policy gets shared weights per answer strategy type (rows' shared_lr; "
+            "task.minority); one run per row x seed, rows as in training (grids allowed)",
     "seeds": list(range(10)),
     "rows": [
-        {"method": ["none", "rloo", "grpo", "dr_grpo", "pkpo_k4", "unlikeliness"], "lr": 2.0, "shared_lr": [0.0, 0.01, 0.05]},
+        {"method": ["none", "rloo", "grpo", "dr_grpo", "pkpo_k4", "unlikeliness"], "lr": 2.0,
+         "shared_lr": [0.0, 0.01, 0.05]},
     ],
 }
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: shared weights per answer strategy; RL narrows pass@k (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",
+        "title": "Demo {number}: shared weights per answer strategy; RL narrows pass@k (lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
         "head": [
             "policy",
             "shared lr",
@@ -38,15 +40,15 @@ TEXT = {
         "none": "never",
         "some": "{k:.0f} ({n} of {N} seeds)",
         "note": [
-            "logits = the prompt's own logits + a weight per answer type shared by every prompt (shared lr 0: the",
-            "tabular policy). {m} of the {P} prompts need the minority strategy for their correct answer; every",
-            "other prompt's correct answer is of the majority type, and wrong answers are of either. 'below the",
+            "logits = the prompt's own logits + a weight per answer type shared by every prompt (shared lr 0: the",  # noqa: E501
+            "tabular policy). {m} of the {P} prompts need the minority strategy for their correct answer; every",  # noqa: E501
+            "other prompt's correct answer is of the majority type, and wrong answers are of either. 'below the",  # noqa: E501
             "reference from k': the smallest k <= 256 at which the trained policy's exact pass@k over all",
             "prompts is below the reference's (mean over the seeds where it happens).",
         ],
     },
     "zh": {
-        "title": "演示 {number}：按回答策略类型共享的权重；RL 使 pass@k 变窄（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",
+        "title": "演示 {number}：按回答策略类型共享的权重；RL 使 pass@k 变窄（学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",  # noqa: E501
         "head": [
             "策略",
             "共享学习率",
@@ -93,14 +95,20 @@ def table(frames, L):
             cross = A.pm(crossed, 0)
         else:
             cross = L["some"].format(k=crossed.mean(), n=len(crossed), N=len(g))
-        rows.append([R.method_name(L, cfg["method"]), f"{cfg['shared_lr']:g}"] + [A.pm(at(pk, "all", k)) for k in ks]
-                    + (blank or [A.pm(at(pk, "minority", k)) for k in ks]) + [cross, other])
+        rows.append(
+            [R.method_name(L, cfg["method"]), f"{cfg['shared_lr']:g}"]
+            + [A.pm(at(pk, "all", k)) for k in ks]
+            + (blank or [A.pm(at(pk, "minority", k)) for k in ks])
+            + [cross, other]
+        )
         n.append(g["seed"].nunique())
     head = [h.format(lo=ks[0], hi=ks[1]) for h in L["head"]]
     head, rows = R.with_others(head, rows, L["other"])
     all_ref = A.select_rows(ref, level="all", k=ks[0])["n_prompts"].iloc[0]
     minority = A.select_rows(ref, level="minority", k=ks[0])["n_prompts"] if has_minority else []
-    note = [line.format(m=int(minority.iloc[0]) if len(minority) else 0, P=int(all_ref)) for line in L["note"]]
+    note = [
+        line.format(m=int(minority.iloc[0]) if len(minority) else 0, P=int(all_ref)) for line in L["note"]
+    ]
     return (R.title(L, sp.iloc[0], min(n)), [("", head, rows)], note)
 
 
@@ -118,7 +126,9 @@ def claims(frames):
     k = int(pk["k"].max())
     at = {lv: A.select_rows(ref, level=lv, k=k)["pass_at_k"] for lv in ("all", "minority")}
     top = {lv: A.select_rows(pk, level=lv, k=k) for lv in at if len(at[lv])}
-    pass1 = float(A.select_rows(ref, level="all", k=1)["pass_at_k"].iloc[0]) if (ref["k"] == 1).any() else None
+    pass1 = (
+        float(A.select_rows(ref, level="all", k=1)["pass_at_k"].iloc[0]) if (ref["k"] == 1).any() else None
+    )
     methods = list(dict.fromkeys(sp["method"]))
     plain = [m for m in methods if ESTIMATORS.get(m) is None or ESTIMATORS[m].family != "pass@k"]
     shared = sorted(lr for lr in sp["shared_lr"].unique() if lr > 0)
@@ -126,12 +136,18 @@ def claims(frames):
 
     def span(values, digits=3):
         lo, hi = min(values), max(values)
-        return f"{lo:.{digits}f}" if f"{lo:.{digits}f}" == f"{hi:.{digits}f}" else f"{lo:.{digits}f}–{hi:.{digits}f}"
+        return (
+            f"{lo:.{digits}f}"
+            if f"{lo:.{digits}f}" == f"{hi:.{digits}f}"
+            else f"{lo:.{digits}f}–{hi:.{digits}f}"
+        )
 
     for lr in shared:
         here = A.select_rows(sp, shared_lr=lr)
-        below = [K.over_seeds(A.select_rows(top["all"], method=m, shared_lr=lr)["pass_at_k"] - at["all"].iloc[0])
-                 for m in plain]
+        below = [
+            K.over_seeds(A.select_rows(top["all"], method=m, shared_lr=lr)["pass_at_k"] - at["all"].iloc[0])
+            for m in plain
+        ]
         resolved = sum(d.resolved and d.mean < 0 for d in below)
         crossed = [A.select_rows(here, method=m)["crossover_k"] for m in plain]
         every = all((c > 0).all() for c in crossed)
@@ -139,14 +155,18 @@ def claims(frames):
                 f"{span([A.select_rows(here, method=m)['final_pass1'].mean() for m in plain])}"
                 + (f" (reference {pass1:.3f})" if pass1 is not None else "")
                 + f" and pass@{k} {span([d.mean + at['all'].iloc[0] for d in below])} (reference "
-                f"{at['all'].iloc[0]:.3f}; {'every one' if resolved == len(below) else f'{resolved} of {len(below)}'}"
+                f"{at['all'].iloc[0]:.3f}; "
+                f"{'every one' if resolved == len(below) else f'{resolved} of {len(below)}'}"
                 f" more than 3 s.e. below); their pass@k falls below the reference's from k = "
-                f"{span([c[c > 0].mean() for c in crossed if (c > 0).any()], 0)} on (mean over the seeds where it "
-                f"does: {'all' if every else 'not all'} of them)")
+                f"{span([c[c > 0].mean() for c in crossed if (c > 0).any()], 0)} on (mean over the seeds "
+                f"where it does: {'all' if every else 'not all'} of them)")
         if "minority" in top:
+            minority = [A.select_rows(top["minority"], method=m, shared_lr=lr)["pass_at_k"] for m in plain]
             text += (f"; on the minority prompts pass@{k} falls from {at['minority'].iloc[0]:.3f} to "
-                     f"{span([A.select_rows(top['minority'], method=m, shared_lr=lr)['pass_at_k'].mean() for m in plain], 2)}")
-        out.append(K.Claim(f"narrows_at_{lr:g}".replace(".", "_"), text + f" ({here['seed'].nunique()} seeds)", ()))
+                     f"{span([x.mean() for x in minority], 2)}")
+        out.append(
+            K.Claim(f"narrows_at_{lr:g}".replace(".", "_"), text + f" ({here['seed'].nunique()} seeds)", ())
+        )
     tabular = A.select_rows(sp, shared_lr=0.0)
     if len(tabular):
         n = int((tabular["crossover_k"] > 0).sum())
@@ -157,7 +177,9 @@ def claims(frames):
         lr = shared[0]
 
         def vs_grpo(method, frame, column="pass_at_k"):
-            return K.paired(A.select_rows(frame, shared_lr=lr), column, {"method": method}, {"method": "grpo"})
+            return K.paired(
+                A.select_rows(frame, shared_lr=lr), column, {"method": method}, {"method": "grpo"}
+            )
 
         for method in ("pkpo_k4", "unlikeliness"):
             if method not in methods:
@@ -180,7 +202,8 @@ def claims(frames):
                 cross = A.select_rows(sp, method=method, shared_lr=other)["crossover_k"]
                 if (cross > 0).any():
                     text += (f"; at shared lr {other:g} it falls below the reference from k = "
-                             f"{A.pm(cross[cross > 0], 0)} on ({int((cross > 0).sum())} of {len(cross)} seeds)")
+                             f"{A.pm(cross[cross > 0], 0)} on ({int((cross > 0).sum())} of {len(cross)} "
+                             "seeds)")
             out.append(K.Claim(method, text, (*diffs, to_ref)))
     return out
 
@@ -191,7 +214,9 @@ def shared_policy(ref, passk):
     rows = [("all", "pass@k − reference's,\nall prompts", True)]
     if (sp["level"] == "minority").any():
         rows.append(("minority", "pass@k, prompts that need\nthe minority strategy", False))
-    fig, axes = F.subplots(len(rows), max(len(shared), 1), height=1.9 * len(rows) + 0.9, sharex=True, sharey="row")
+    fig, axes = F.subplots(
+        len(rows), max(len(shared), 1), height=1.9 * len(rows) + 0.9, sharex=True, sharey="row"
+    )
     for j, lr_shared in enumerate(shared):
         for i, (level, ylabel, difference) in enumerate(rows):
             ax = axes[i, j]
@@ -218,7 +243,9 @@ def shared_policy(ref, passk):
 
 
 def passk_frontier(ref, passk):
-    sp, note = A.focus(A.trained_passk(passk, "shared_policy").query("level == 'all'"), ("method", "shared_lr"))
+    sp, note = A.focus(
+        A.trained_passk(passk, "shared_policy").query("level == 'all'"), ("method", "shared_lr")
+    )
     shared = sorted(sp["shared_lr"].unique())
     lo, hi = int(sp["k"].min()), int(sp["k"].max())
     r = ref[ref["level"] == "all"].set_index("k")["pass_at_k"]
@@ -237,8 +264,11 @@ def passk_frontier(ref, passk):
         ax.set_title("tabular (shared lr 0)" if lr_shared == 0 else f"shared lr {lr_shared:g}")
         ax.set_xlabel(f"exact pass@{lo}, all prompts")
     axes[0, 0].set_ylabel(f"exact pass@{hi}, all prompts")
-    fig.suptitle(f"pass@{lo} against pass@{hi} after training (mean over seeds, 95% intervals{note});\n"
-                 f"above the dashed line the trained policy beats the reference at k = {hi}", fontsize="medium")
+    fig.suptitle(
+        f"pass@{lo} against pass@{hi} after training (mean over seeds, 95% intervals{note});\n"
+        f"above the dashed line the trained policy beats the reference at k = {hi}",
+        fontsize="medium",
+    )
     handles = axes[0, 0].get_legend_handles_labels()[0]
     F.legend_below(fig, handles, ncol=min(len(handles), 6))
     return fig

@@ -40,12 +40,12 @@ CONFIG = {
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: training ({pps} prompts x {G} answers per step, {steps} steps; mean ± s.e. over {n} seeds)",
+        "title": "Demo {number}: training ({pps} prompts x {G} answers per step, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
         "head": ["method", "lr", "offset", "final pass@1", "by level: very hard / hard / medium / easy"],
         "ref": "(reference model: pass@1 = {p:.3f})",
     },
     "zh": {
-        "title": "演示 {number}：训练（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个随机种子的平均 ± 标准误）",
+        "title": "演示 {number}：训练（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个随机种子的平均 ± 标准误）",  # noqa: E501
         "head": ["方法", "学习率", "格式分", "训练后 pass@1", "按难度：很难 / 难 / 中等 / 容易"],
         "ref": "（参考模型：pass@1 = {p:.3f}）",
     },
@@ -82,7 +82,9 @@ def claims(frames):
 
     out = []
     lr, offsets = 2.0, sorted(o for o in tr["reward_offset"].unique() if o != 0)
-    lecture = [m for m in ("none", "learned", "rloo", "grpo") if len(final(method=m, lr=lr, reward_offset=0.0))]
+    lecture = [
+        m for m in ("none", "learned", "rloo", "grpo") if len(final(method=m, lr=lr, reward_offset=0.0))
+    ]
     if offsets and lecture:
         off, parts, same, diffs = offsets[0], [], [], []
         for m in lecture:
@@ -97,22 +99,43 @@ def claims(frames):
                 parts.append(f"{K.change(diffs[-1], 'the final pass@1')} for {style.label(m)} "
                              f"(to {A.pm(final(**this))})")
         seeds = len(final(method=lecture[0], lr=lr, reward_offset=0.0))
-        out.append(K.Claim("offset", (
-            f"At lr {lr:g}, a reward offset of {off:g} " + "; ".join(parts)
-            + (f"; {' and '.join(same)} end within 1e-9 of their runs without it (by construction: their "
-               "advantages do not see a constant)" if same else "") + f" ({seeds} seeds, paired)"), tuple(diffs)))
+        out.append(
+            K.Claim(
+                "offset",
+                (
+                    f"At lr {lr:g}, a reward offset of {off:g} "
+                    + "; ".join(parts)
+                    + (
+                        f"; {' and '.join(same)} end within 1e-9 of their runs without it (by construction: "
+                        f"their advantages do not see a constant)"
+                        if same
+                        else ""
+                    )
+                    + f" ({seeds} seeds, paired)"
+                ),
+                tuple(diffs),
+            )
+        )
     if "grpo" in lecture and len(lecture) > 1:
         others = [final(method=m, lr=lr, reward_offset=0.0).mean() for m in lecture if m != "grpo"]
         text = (f"At lr {lr:g} GRPO ends at {A.pm(final(method='grpo', lr=lr, reward_offset=0.0))} against "
                 f"{min(others):.3f}–{max(others):.3f} for "
                 f"{', '.join(style.label(m) for m in lecture if m != 'grpo')}")
         diffs = ()
-        if len(final(method="none", lr=8.0, reward_offset=0.0)) and len(final(method="grpo", lr=4.0, reward_offset=0.0)):
-            d = K.paired(tr, "final_pass1", dict(method="none", lr=8.0, reward_offset=0.0),
-                         dict(method="grpo", lr=4.0, reward_offset=0.0))
-            text += (f"; no baseline at lr 8 ends at {A.pm(final(method='none', lr=8.0, reward_offset=0.0))}, "
-                     f"GRPO at lr 4 at {A.pm(final(method='grpo', lr=4.0, reward_offset=0.0))} "
-                     f"(no baseline at lr 8 against GRPO at lr 4: {K.signed(d)}, paired)")
+        if len(final(method="none", lr=8.0, reward_offset=0.0)) and len(
+            final(method="grpo", lr=4.0, reward_offset=0.0)
+        ):
+            d = K.paired(
+                tr,
+                "final_pass1",
+                dict(method="none", lr=8.0, reward_offset=0.0),
+                dict(method="grpo", lr=4.0, reward_offset=0.0),
+            )
+            text += (
+                f"; no baseline at lr 8 ends at {A.pm(final(method='none', lr=8.0, reward_offset=0.0))}, "
+                f"GRPO at lr 4 at {A.pm(final(method='grpo', lr=4.0, reward_offset=0.0))} (no baseline at lr "
+                f"8 against GRPO at lr 4: {K.signed(d)}, paired)"
+            )
             diffs = (d,)
         out.append(K.Claim("lecture_estimators", text, diffs))
     at = [(m, final(method=m, lr=lr, reward_offset=0.0)) for m in dict.fromkeys(tr["method"])]
@@ -154,8 +177,17 @@ def entropy_vs_pass1(curves):
             look = F.row_style(lr, off, base_lr)
             ax.plot(x["mean"], y["mean"], **F.tag(m), **look, label=F.row_label(m, lr, off, base_lr))
             end = x.index.max()  # the last policy, with its 95% intervals in both directions
-            bars = ax.errorbar(x.loc[end, "mean"], y.loc[end, "mean"], fmt="o", ms=3, capsize=1.5, lw=0.8,
-                               xerr=np.nan_to_num(x.loc[end, "ci"]), yerr=np.nan_to_num(y.loc[end, "ci"]), **F.tag(m))
+            bars = ax.errorbar(
+                x.loc[end, "mean"],
+                y.loc[end, "mean"],
+                fmt="o",
+                ms=3,
+                capsize=1.5,
+                lw=0.8,
+                xerr=np.nan_to_num(x.loc[end, "ci"]),
+                yerr=np.nan_to_num(y.loc[end, "ci"]),
+                **F.tag(m),
+            )
             F.gid(bars.get_children(), m)
         ax.set_title(family)
         ax.set_xlabel("exact pass@1, all prompts")
