@@ -69,8 +69,19 @@ def bias_curve(method, G, M, offset, ps):
 #   k1 = ℓ,   k2 = ℓ²/2,   k3 = π_ref/π − 1 + ℓ   (k3 ≥ 0, unbiased like k1).
 # GRPO and TRL add β·k to the loss and differentiate it at the sampled y ("loss"); verl's
 # use_kl_in_reward subtracts β·k from the reward, so it acts through the score function
-# ("reward"). On-policy, E[∇ k1] = 0, E[∇ k2] = ∇ KL(π‖π_ref), E[∇ k3] = ∇ KL(π_ref‖π) (the
-# forward KL), and k1 in the reward gives ∇ KL(π‖π_ref) (tests/test_kl.py).
+# ("reward"). On-policy, each expected gradient but k2's in the reward is a fixed combination of
+# the two KLs' gradients (KL_GRADIENT_LAWS, tested to 1e-12 in tests/test_kl.py). k3 in the
+# reward: E[k3 (e_y − π)] = Σ_y ∇π_y (π_ref/π − 1 + log π/π_ref) = −∇KL(π_ref‖π) + ∇KL(π‖π_ref),
+# as Σ_y ∇π_y = 0 and ∇KL(π‖π_ref) = Σ_y ∇π_y log π/π_ref.
+
+# (a, b): the exact on-policy E[ĝ] = a ∇KL(π‖π_ref) + b ∇KL(π_ref‖π), by (estimator, placement)
+KL_GRADIENT_LAWS = {
+    ("k1", "loss"): (0, 0),  # zero on average: a constant −β on every answer's weight
+    ("k2", "loss"): (1, 0),
+    ("k3", "loss"): (0, 1),  # the forward KL's gradient
+    ("k1", "reward"): (1, 0),
+    ("k3", "reward"): (1, -1),  # both KLs' gradients, the forward one with a minus sign
+}
 
 def kl_estimates(pi, ref, estimator):
     """The estimator's value at each answer: k: [..., M] for pi, ref: [..., M] (π(y) > 0)."""

@@ -135,12 +135,19 @@ def claims(frames):
         def cos(est, column):
             return A.pm(A.select_rows(g, estimator=est, placement="reward")[column], 2)
 
-        if len(A.select_rows(g, estimator="k3", placement="reward")):
+        k3 = A.select_rows(g, estimator="k3", placement="reward")
+        if len(k3):
+            # |g|/|∇ reverse| over |g|/|∇ forward|: how much longer the forward KL's gradient is
+            longer = k3["norm_ratio_reverse"] / k3["norm_ratio_forward"]
             out.append(K.Claim("k3_in_the_reward", (
                 f"On the policies trained without a penalty, the exact expected gradient of k3 in the reward "
                 f"has cosine {cos('k3', 'cos_reverse')} with ∇KL(π‖π_ref) and {cos('k3', 'cos_forward')} "
                 f"with ∇KL(π_ref‖π); that of k2 in the reward {cos('k2', 'cos_reverse')} with ∇KL(π‖π_ref) "
-                f"({g['seed'].nunique()} seeds)"), ()))
+                f"({g['seed'].nunique()} seeds). There ∇KL(π_ref‖π) is {A.pm(longer, 1)} times as long as "
+                f"∇KL(π‖π_ref); k3 in the reward's expected gradient is exactly their difference "
+                f"(rlvr.exact.KL_GRADIENT_LAWS)"
+                + (", so it points nearly against the forward KL's" if (k3["cos_forward"] < -0.9).all()
+                   else "")), ()))
     return out
 
 
