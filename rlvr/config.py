@@ -248,6 +248,10 @@ def validate_config(config):
         check_G(f"{name}.G", ex["G"], [row["method"] for row, _ in rows])
         for row, keys in rows:
             check_method(keys["method"], row["method"])
+            reads_correctness = "correctness" in getattr(ESTIMATORS.get(row["method"]), "needs", ())
+            need(not (reads_correctness and row["kl_beta"] and row["kl_placement"] == "reward"),
+                 keys["kl_placement"], f"{row['method']!r} reads each answer's correctness off its reward, "
+                 "which a KL penalty in the reward would blur; put the KL in the loss")
             need(row["correct_answers"] < task["M"], keys["correct_answers"],
                  f"{row['correct_answers']} leaves no wrong answer among task.M = {task['M']}")
             ident = tuple(row[field] for field in ROW_FIELDS)

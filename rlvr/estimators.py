@@ -9,8 +9,9 @@ Every estimator is one function in ESTIMATORS. To add one, write
 `ctx` carries what some estimators need beyond the rewards: `baseline` [n] (the learned
 per-prompt value V), `pi` [n, M] (the policy's probabilities, answers 0 .. `n_correct`−1
 correct, one by default), `logp` [n, G] (log π_old of each sampled answer), `offset`
-(the constant reward offset: r = 1{correct} + offset) and `weights` [n] (how much each row
-counts in batch statistics: None for equal weights; the exact moments in rlvr/exact.py pass
+(the constant reward offset: r = 1{correct} + offset; "correctness" in needs: the estimator reads
+1{correct} = r − offset, so the rewards must not be shaped by a KL penalty) and `weights` [n]
+(how much each row counts in batch statistics: None for equal weights; the exact moments in rlvr/exact.py pass
 the probability of each row's reward pattern, so batch statistics become population ones).
 Declare what an estimator reads with `needs=`, and `batch=True` if it looks across rows;
 `label=` names it in figures, `long_label=` and `label_zh=` in the English and Chinese tables
@@ -56,7 +57,8 @@ class Spec(NamedTuple):
 
 ESTIMATORS: dict[str, Spec] = {}
 # families of estimators; a figure gives each family related hues (rlvr/style.py)
-FAMILIES = ("no baseline", "baseline", "group-normalised", "batch-normalised", "pass@k", "other")
+FAMILIES = ("no baseline", "baseline", "group-normalised", "batch-normalised", "pass@k", "sample sign",
+            "other")
 
 
 def estimator(name, min_G=1, needs=(), batch=False, label=None, family="other", long_label=None,
@@ -261,6 +263,48 @@ def unlikeliness(r, ctx):
     rank = np.argsort(np.argsort(ctx.logp, axis=1, kind="stable"), axis=1, kind="stable")  # [n, G]
     scaled = r * (1 - UNLIKELINESS_BETA * rank / G)
     return (scaled - _group_mean(scaled)) / (scaled.std(axis=1, ddof=1, keepdims=True) + EPS)
+
+
+# --- one sign of sample: reinforce only the correct answers, or only penalise the wrong ones ------
+#
+# Zhu et al. 2025, "The surprising effectiveness of negative reinforcement in LLM reasoning", as
+# their code computes it (github.com/TianHongZXY/RLVR-Decomposed at a5d4e7c,
+# compute_psr_nsr_outcome_advantage, with 0/1 scores): PSR A = score, NSR A = score − 1,
+# W-REINFORCE A = λ·score for a correct answer and score − 1 for a wrong one. They read each
+# answer's correctness off its reward (needs "correctness": r − offset is 1 or 0), so a reward
+# offset changes nothing, and the config refuses them a KL penalty in the reward, which would
+# blur it. On the tabular policy all three have E[ĝ] ∝ ∇p (NSR is REINFORCE with the constant
+# baseline 1; tests/test_estimators.py).
+
+W_REINFORCE_LAMBDA = 0.1  # their λ (the run scripts' positive_advantage_weight)
+
+
+def _correct(r, ctx):
+    """[n, G] 1.0 for a correct answer, 0.0 for a wrong one (r = 1{correct} + offset)."""
+    return (r - ctx.offset > 0.5).astype(float)
+
+
+@estimator("psr", needs=("correctness",), label="PSR", family="sample sign",
+           long_label="PSR (correct answers only)", label_zh="PSR（只强化正确回答）")
+def psr(r, ctx):
+    """Positive sample reinforcement: A = 1 for a correct answer, 0 for a wrong one (at reward
+    offset 0 exactly REINFORCE without a baseline, `none`)."""
+    return _correct(r, ctx)
+
+
+@estimator("nsr", needs=("correctness",), label="NSR", family="sample sign",
+           long_label="NSR (wrong answers only)", label_zh="NSR（只惩罚错误回答）")
+def nsr(r, ctx):
+    """Negative sample reinforcement: A = −1 for a wrong answer, 0 for a correct one."""
+    return _correct(r, ctx) - 1.0
+
+
+@estimator("w_reinforce", needs=("correctness",), label="W-REINFORCE", family="sample sign",
+           long_label="W-REINFORCE (λ = 0.1)", label_zh="W-REINFORCE（λ = 0.1）")
+def w_reinforce(r, ctx):
+    """Weighted REINFORCE: A = λ for a correct answer, −1 for a wrong one (λ = W_REINFORCE_LAMBDA)."""
+    correct = _correct(r, ctx)
+    return W_REINFORCE_LAMBDA * correct + (correct - 1.0)
 
 
 def advantages(r, method, baseline=None, pi=None, offset=0.0, weights=None, logp=None, n_correct=1):

@@ -14,6 +14,7 @@ PALETTES = {
     "group-normalised": ["#d94801", "#a63603", "#fd8d3c", "#fdae6b"],
     "batch-normalised": ["#006d2c", "#41ab5d", "#a1d99b"],
     "pass@k": ["#54278f", "#807dba", "#bcbddc", "#3f007d"],
+    "sample sign": ["#6b5d00", "#b8960b", "#d9c04a"],
     "other": ["#8c510a", "#c51b7d", "#bf812d", "#de77ae", "#8e0152", "#dfc27d"],
 }
 assert set(PALETTES) == set(FAMILIES)

@@ -44,13 +44,16 @@ def configs(draw):
     sweep = {**train, "enabled": draw(st.booleans()),
              "rows": [{"method": methods, "lr": draw(some([0.5, 2.0, 8.0], 2))}]}
     def row(grid):  # one value of every objective knob, a list (a grid) for the experiment's own
-        return {"method": draw(st.sampled_from(methods)), "lr": draw(st.sampled_from([0.5, 4.0])),
+        method = draw(st.sampled_from(methods))
+        # the config refuses a KL in the reward to an estimator that reads correctness off the reward
+        placements = ["loss"] if "correctness" in ESTIMATORS[method].needs else ["loss", "reward"]
+        return {"method": method, "lr": draw(st.sampled_from([0.5, 4.0])),
                 "epochs": draw(st.sampled_from([1, 2, 3])), "clip_low": draw(st.sampled_from([0.1, 0.2])),
                 "clip_high": draw(st.sampled_from([0.2, 0.28, 5.0])),
                 "clip_c": draw(st.sampled_from([None, 3.0])),
                 "kl_beta": draw(st.sampled_from([0.0, 0.3, 3.0])),
                 "kl_estimator": draw(st.sampled_from(["k1", "k2", "k3"])),
-                "kl_placement": draw(st.sampled_from(["loss", "reward"])),
+                "kl_placement": draw(st.sampled_from(placements)),
                 "loss_agg": draw(st.sampled_from(["seq-mean-token-sum-norm", "seq-mean-token-mean",
                                                   "token-mean"])),
                 **grid}
@@ -72,6 +75,10 @@ def configs(draw):
                                   "rows": [{"method": methods, "lr": draw(st.sampled_from([0.5, 4.0])),
                                             "shared_lr": draw(some([0.0, 0.05, 1.0], 2)),
                                             "epochs": draw(st.sampled_from([1, 2]))}]}
+    objective["negative_samples"] = {**train, "enabled": draw(st.booleans()),  # one sign of sample
+                                     "rows": [{"method": draw(some(["psr", "nsr", "w_reinforce"], 2)),
+                                               "lr": draw(st.sampled_from([0.5, 4.0])),
+                                               "shared_lr": draw(some([0.0, 0.05], 2))}]}
     logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]),
                                    min_size=4, max_size=4)))
     return {

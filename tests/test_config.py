@@ -77,6 +77,8 @@ BAD = [
     ({"training": {"rows": [dict(ROW, loss_agg="token-sum")]}}, "training.rows[0].loss_agg", "'token-mean'"),
     ({"training": {"rows": [ROW, dict(ROW, epochs=1)]}}, "training.rows[1]", "duplicates training.rows[0]"),
     ({"training": {"rows": [dict(ROW, shared_lr=-0.1)]}}, "training.rows[0].shared_lr", "minimum"),
+    ({"training": {"rows": [dict(ROW, method="nsr", kl_beta=0.1, kl_placement="reward")]}},
+     "training.rows[0].kl_placement", "reads each answer's correctness off its reward"),
     ({"task": {"minority": {"levels": ["impossible"]}}}, "task.minority.levels[0]", "very_hard"),
     ({"task": {"minority": {"share": 1.5}}}, "task.minority.share", "maximum"),
     # issue 23: what used to be accepted and fail after computing
@@ -110,11 +112,12 @@ def test_empty_config_gets_the_lecture_defaults():
     # lecture's 5 seeds, except where an ordering needed more (group sizes 40, dynamic, clipping,
     # aggregation and rank bias 20, shared 10)
     rows = train_rows(cfg)
-    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 6 * 3 + 2 + 2 * 2 + 5 + 2
+    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 6 * 3 + 2 + 2 * 2 + 4 * 3 * 2 + 5 + 2
     seeds = {row.experiment: row.seeds for row in rows}
     assert seeds == {"training": (0, 1, 2, 3, 4), "lr_sweep": (0, 1, 2, 3, 4), "clipping": tuple(range(20)),
                      "kl_penalty": (0, 1, 2, 3, 4), "loss_aggregation": tuple(range(20)),
                      "shared_policy": tuple(range(10)), "rank_bias": tuple(range(20)),
+                     "negative_samples": tuple(range(10)),
                      "group_size": tuple(range(40)), "dynamic": tuple(range(20))}
     assert len({row.path for row in rows}) == len(rows)
     # the lecture's rows keep their paths: only an objective other than the default names itself
@@ -218,7 +221,7 @@ def test_a_huge_grid_and_a_yaml_alias_bomb_are_refused_at_once():
     lists = {k: [v * (i + 1) for i in range(10)] for k, v in
              (("lr", 0.1), ("reward_offset", 0.1), ("kl_beta", 0.1), ("clip_high", 0.01), ("clip_low", 0.01),
               ("shared_lr", 0.1))}
-    with pytest.raises(ConfigError, match=r"invalid config: 1,000,0\d\d training rows, one job each "
+    with pytest.raises(ConfigError, match=r"invalid config: 1,000,\d{3} training rows, one job each "
                                           r"\(training "
                                           r"1,000,000, .*at most 10,000"):
         validate_config({"training": {"rows": [dict(ROW, epochs=1, **lists)]}})

@@ -252,3 +252,45 @@ def test_oracle_and_optimal_baselines():
     assert abs(b_star - grid[np.argmin(risk)]) < 1e-3
     with pytest.raises(ValueError, match="needs the policy's probabilities"):
         advantages(r, "oracle")
+
+
+# --- one sign of sample (Zhu et al. 2025): PSR, NSR, W-REINFORCE -------------------------------
+
+
+@pytest.mark.parametrize("offset", [0.0, 5.0])
+def test_sample_sign_advantages_are_the_papers(offset):
+    """As RLVR-Decomposed a5d4e7c computes them from 0/1 scores: PSR A = score, NSR A = score − 1,
+    W-REINFORCE λ·score on a correct answer and score − 1 on a wrong one; an offset changes nothing."""
+    from rlvr.estimators import W_REINFORCE_LAMBDA
+
+    score = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]])
+    r = score + offset
+    np.testing.assert_array_equal(advantages(r, "psr", offset=offset), score)
+    np.testing.assert_array_equal(advantages(r, "nsr", offset=offset), score - 1)
+    np.testing.assert_array_equal(advantages(r, "w_reinforce", offset=offset),
+                                  np.where(score == 1, W_REINFORCE_LAMBDA * score, score - 1))
+
+
+@pytest.mark.parametrize("p", [0.05, 0.3, 0.8])
+def test_sample_sign_expected_gradients_are_multiples_of_the_true_one(p):
+    """On the tabular policy, exactly: PSR and NSR have E[ĝ] = ∇p (NSR is REINFORCE with the
+    constant baseline 1), W-REINFORCE (1 + λ) ∇p."""
+    from rlvr.estimators import W_REINFORCE_LAMBDA
+    from rlvr.exact import exact_moments, uniform_wrong_prompt
+
+    pi = uniform_wrong_prompt(p, 16)
+    for method, factor in (("psr", 1.0), ("nsr", 1.0), ("w_reinforce", 1 + W_REINFORCE_LAMBDA)):
+        mean, _, _ = exact_moments(pi, method, 8)
+        assert abs(mean - factor * p * (1 - p)) < 1e-12, method
+
+
+def test_psr_is_reinforce_without_a_baseline_bit_for_bit():
+    """With 0/1 rewards PSR's advantages are REINFORCE's: the same training, to the bit."""
+    from rlvr.training import train_seeds
+
+    task = make_task(P=8, M=4)
+    psr, none = ([out["logits"] for out in train_seeds(task, method, 20, 4, 4, 2.0, [0, 1])]
+                 for method in ("psr", "none"))
+    np.testing.assert_array_equal(psr, none)
+    nsr = train_seeds(task, "nsr", 20, 4, 4, 2.0, [0])[0]["logits"]
+    assert np.abs(nsr - psr[0]).max() > 0.01  # NSR moves differently: the test can fail

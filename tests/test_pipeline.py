@@ -10,6 +10,8 @@ import pytest
 import yaml
 from conftest import PYTHON, REPO, run, same_table
 
+from rlvr.demos import DEMOS
+
 TINY = REPO / "config" / "test.yaml"
 CONTRACT = {
     "reference_passk.parquet": ["level", "n_prompts", "k", "pass_at_k"],
@@ -69,17 +71,14 @@ def test_outputs_and_column_contract(tiny_run):
     runs = pq.read_table(results / "runs.parquet")
     # training rows x seeds + lr sweep grid x seeds + group sizes x seeds + (dynamic, plain) x seeds
     # ... + clipping 2 x seeds + KL (1 + 2) x seeds + aggregation 2 x seeds + shared 2 x seeds
-    # ... + rank bias 2 x seeds
-    assert runs.num_rows == 2 * 2 + 2 * 2 + 2 * 1 + 2 * 1 + 2 * 2 + 3 * 2 + 2 * 2 + 2 * 2 + 2 * 2
-    for name in ("passk_by_level", "gradient_estimators", "learning_curves", "group_size", "bias_vs_p",
-                 "passk_trained", "dynamic_sampling", "lr_sweep", "entropy_vs_pass1", "clipping",
-                 "kl_penalty", "loss_aggregation", "shared_policy", "passk_frontier", "rank_bias"):
+    # ... + rank bias 2 x seeds + one sign of sample 4 x seeds
+    assert runs.num_rows == 2 * 2 + 2 * 2 + 2 * 1 + 2 * 1 + 2 * 2 + 3 * 2 + 2 * 2 + 2 * 2 + 2 * 2 + 4 * 2
+    for name in [name for demo in DEMOS for name in demo.figures]:
         assert (results / "figures" / f"{name}.png").stat().st_size > 10_000
         assert (results / "figures" / f"{name}.pdf").read_bytes().startswith(b"%PDF")
     text = (results / "tables" / "all.txt").read_text()
-    for title in ("Demo 1", "Demo 2", "Demo 3", "Demo 4", "Demo 5", "Demo 6", "Demo 7", "Demo 8", "Demo 9",
-                  "Demo 10", "Demo 11", "Demo 12"):
-        assert title in text
+    for demo in DEMOS:
+        assert f"Demo {demo.number}:" in text
     assert (tiny_run / "logs" / "task.log").exists()
 
 
@@ -179,7 +178,7 @@ def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
     assert not [n for n in names if n.startswith(("demo5", "demo7", "dynamic_sampling", "lr_sweep"))], names
     runs = pq.read_table(tmp_path / "results" / "runs.parquet").column("experiment").to_pylist()
     assert set(runs) == {"training", "group_size", "clipping", "kl_penalty", "loss_aggregation",
-                         "shared_policy", "rank_bias"}
+                         "shared_policy", "rank_bias", "negative_samples"}
     assert "Nothing to be done" in snakemake(tmp_path, "-n", config=off).stdout
 
 
@@ -188,6 +187,8 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     is up to date; a comment line, a docstring or a help text is no change; a new estimator
     reruns nothing; a relabelled one redraws tables and figures and retrains nothing; an edit of
     metrics.py reruns what uses it; of training.py only training."""
+    from rlvr.config import load_config, train_rows
+
     moved = tmp_path / "b"
     moved.mkdir()
     snakefile = copy_workflow(moved)
@@ -221,7 +222,7 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     assert planned() == {"tables": 1, "figures_reference_gradients": 1, "figures_training": 1, "all": 1}
     replace("estimators.py", 'label="GRPO, relabelled",', 'label="GRPO",')  # as it was
     counts = edit("training.py", "\nEDITED = True\n")
-    assert counts == {"train": 19, **TRAINING_TAIL}  # every training row of the tiny config
+    assert counts == {"train": len(train_rows(load_config(TINY))), **TRAINING_TAIL}  # every training row
     counts = edit("metrics.py", "\nEDITED = True\n")  # pass@k: training, reference, gradient stats
     assert {"train", "reference_passk", "gradient_stats", "exact_curve"} <= set(counts)
     assert "task" not in counts

@@ -18,6 +18,7 @@ from test_pipeline import CONTRACT, TINY, snakemake
 from test_reliability import descendants, wait_for
 
 from rlvr import io, runlock
+from rlvr.demos import DEMOS
 
 
 @pytest.fixture(autouse=True)
@@ -199,9 +200,9 @@ def test_a_job_orphaned_by_a_killed_snakemake_cannot_overwrite_a_later_run(tmp_p
     """Issue 23: `kill -9` of snakemake alone leaves its jobs running; the next run starts at once.
     The orphan (config A: 64 seeds) must not rewrite the row that run B (seed 0) wrote."""
     cfg = yaml.safe_load(TINY.read_text())
-    for demo in ("lr_sweep", "clipping", "kl_penalty", "loss_aggregation", "shared_policy", "rank_bias",
-                 "dynamic_sampling"):
-        cfg[demo]["enabled"] = False
+    for demo in DEMOS:
+        if demo.section:
+            cfg.setdefault(demo.section, {})["enabled"] = False
     cfg["training"].update(steps=3000, rows=[{"method": "grpo", "lr": 2.0}])
     configs = {}
     for name, seeds in (("a", list(range(64))), ("b", [0])):

@@ -25,6 +25,7 @@ from . import (
     kl_penalty,
     loss_aggregation,
     lr_sweep,
+    negative_samples,
     passk_after_training,
     rank_bias,
     reference,
@@ -33,7 +34,7 @@ from . import (
 )
 
 MODULES = (reference, gradients, training, group_size, dynamic_sampling, passk_after_training, lr_sweep,
-           clipping, kl_penalty, loss_aggregation, shared_policy, rank_bias)
+           clipping, kl_penalty, loss_aggregation, shared_policy, rank_bias, negative_samples)
 
 
 class Demo(NamedTuple):
