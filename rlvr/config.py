@@ -8,6 +8,7 @@ enumerate jobs with the functions below, so they always agree on what to compute
 """
 
 import copy
+import difflib
 import itertools
 import math
 import os
@@ -156,6 +157,38 @@ def memory_mb(P, M, seeds=0):
     return 100 + (128 * P * M + 64 * P * M * seeds) / 2**20
 
 
+BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+TYPES = {"number": "a number", "integer": "an integer", "string": "a string", "array": "a list",
+         "object": "a mapping of keys", "boolean": "true or false", "null": "null"}
+
+
+def did_you_mean(word, choices):
+    """' (did you mean 'x'?)' for the closest of choices to a mistyped word, '' if none is close."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _plain(error):
+    """A schema error in plain words: the value, what is wrong with it and what is allowed."""
+    how, value = error.validator, error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if how in BOUNDS:
+        return f"{value!r} is not allowed: it must be {BOUNDS[how]} {error.validator_value}"
+    if how == "type":
+        want = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return f"{_short(repr(value), 80)} is not {' or '.join(TYPES.get(w, w) for w in want)}"
+    if how == "enum":
+        return (f"{value!r} is not one of {', '.join(map(repr, error.validator_value))}"
+                + did_you_mean(value, error.validator_value))
+    if how == "additionalProperties" and isinstance(value, dict):
+        known = list(schema.get("properties", {}))
+        unknown = [f"unknown key {k!r}{did_you_mean(k, known)}" for k in value if k not in known]
+        return f"{'; '.join(unknown)}; the keys here are: {', '.join(known)}"
+    if how == "minItems" and error.validator_value == 1:
+        return "is empty; give at least one value"
+    return _short(error.message) + _allowed(error)
+
+
 def _short(message, limit=300):
     """A schema message cut to a readable length (it quotes the offending value whole)."""
     return message if len(message) <= limit else message[:limit] + " ..."
@@ -181,7 +214,7 @@ def validate_config(config):
     validator = _schema_validator()
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
-        lines = [f"config key {_key(e.absolute_path)}: {_short(e.message)}{_allowed(e)}" for e in errors]
+        lines = [f"config key {_key(e.absolute_path)}: {_plain(e)}" for e in errors]
         raise ConfigError("invalid config:\n  " + "\n  ".join(lines))
 
     problems = []
@@ -191,7 +224,8 @@ def validate_config(config):
             problems.append(f"config key {key}: {message}")
 
     def check_method(key, method):
-        need(method in ESTIMATORS, key, f"unknown method {method!r}; allowed: {', '.join(ESTIMATORS)}")
+        need(method in ESTIMATORS, key, f"unknown method {method!r}{did_you_mean(method, ESTIMATORS)}; "
+             f"allowed: {', '.join(ESTIMATORS)}")
 
     def check_exact(key, method):  # demo 2 sets each estimator's Monte Carlo beside its exact moments
         need(method not in ESTIMATORS or "logp" not in ESTIMATORS[method].needs, key,
