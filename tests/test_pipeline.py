@@ -277,23 +277,26 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
     assert loaded - {"__main__"} <= set(job_modules(stage)), loaded - set(job_modules(stage))
 
 
-def test_the_readme_snippets_run_on_the_results(tiny_run, monkeypatch, capsys):
-    """The 'Inspect the results' snippets, as a user pastes them in the project directory."""
+def test_the_readme_snippets_run_on_the_results(tiny_run, capsys, monkeypatch):
+    """The 'Inspect the results' and 'Use it from Python' snippets, as a user pastes them in the
+    project directory: each prints what it says."""
     readme = (REPO / "README.md").read_text()
-    section = readme.split("## Inspect the results", 1)[1].split("\n## ", 1)[0]
-    snippets = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(snippets) == 2
+
+    def snippets(heading):
+        section = readme.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
+        return re.findall(r"```python\n(.*?)```", section, re.S)
+
+    inspect, api = snippets("Inspect the results"), snippets("Use it from Python")
+    assert len(inspect) == 2 and len(api) == 1
     monkeypatch.chdir(tiny_run)
-    *body, last = snippets[0].strip().splitlines()
-    scope = {}
-    exec("\n".join(body), scope)
-    table = eval(last, scope)
-    # each dynamic-sampling run is its own group, apart from its plain comparison run
-    dynamic = table.loc["dynamic"]
-    assert sorted(dynamic.index.get_level_values("max_rounds")) == [0, 2]
-    # each run once
-    assert table["count"].sum() == pq.read_table(tiny_run / "results" / "runs.parquet").num_rows
-    assert set(table["count"]) <= {1, 2}  # a group is one configuration's seeds (the tiny config has 1 or 2)
-    exec(snippets[1], {})
+    exec(inspect[0], {})
     shown = capsys.readouterr().out
-    assert "grad_mean" in shown and "level" in shown and "medium" in shown
+    rows = pq.read_table(tiny_run / "results" / "runs.parquet").to_pandas().query("experiment == 'training'")
+    for method in set(rows["method"]):  # one line per training row, with its seed count
+        assert re.search(rf"^{method}\s.*\s{rows['seed'].nunique()}$", shown, re.M), shown
+    exec(inspect[1], {})
+    shown = capsys.readouterr().out
+    assert "grad_mean" in shown and "exact" in shown and "true_grad" in shown and "…" not in shown
+    exec(api[0], {})
+    seeds = eval(capsys.readouterr().out)
+    assert len(seeds) == 2 and all(0.24 < p < 1 for p in seeds)  # above the reference's 0.241
