@@ -5,7 +5,7 @@ and its `cmd_<stage>` function, and every rlvr module those import, directly or 
 the source with `ast` when the Snakefile is parsed, never listed by hand). The version is
 "<those modules>:<hash>", the hash over each module's syntax tree without its docstrings, so
 that comments, docstrings and layout are no change; of rlvr/cli.py only the code the stage runs
-counts (not the other stages' commands, not help texts); in rlvr/estimators.py the shared code
+counts (not the other stages' commands or options, not help texts); in rlvr/estimators.py the shared code
 and only the estimators the job uses, without how they are shown (label, family), so adding,
 editing or relabelling another estimator reruns nothing here. How the estimators are shown is
 the separate `display_version`, a param of the rules that draw tables and figures. Snakemake
@@ -119,13 +119,42 @@ def job_modules(stage):
     return tuple(sorted(seen))
 
 
+def _other_stage(node, stage):
+    """Whether a statement sets up only other stages: it names some cmd_<x> and not cmd_<stage>."""
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id.startswith("cmd_")}
+    return bool(names) and f"cmd_{stage}" not in names
+
+
+def _parser_blocks(body):
+    """build_parser's statements in blocks: a subcommand's (`s = sub.add_parser(...)` and the
+    `s.<method>(...)` calls after it), and every other statement (`job(...)`, a loop, a helper)
+    a block of its own."""
+    blocks, open_block = [], False
+    for stmt in body:
+        call = stmt.value if isinstance(stmt, ast.Assign | ast.Expr) else None
+        func = getattr(call, "func", None)
+        on_s = isinstance(stmt, ast.Expr) and isinstance(func, ast.Attribute) \
+            and isinstance(func.value, ast.Name) and func.value.id == "s"
+        if open_block and on_s:
+            blocks[-1].append(stmt)
+        else:
+            blocks.append([stmt])
+            open_block = isinstance(func, ast.Attribute) and func.attr == "add_parser"
+    return blocks
+
+
 @cache
 def _cli(stage):
-    """The hash of the cli.py code a stage runs: its own cmd_<stage>, none of the others, and the
-    shared code without help texts (a help text edit is no change of what a job computes)."""
+    """The hash of the cli.py code a stage runs: its own cmd_<stage>, none of the others, of
+    build_parser only what sets up this stage and what all stages share, and all of it without
+    help texts (a help text, or another stage's new option, is no change of what a job computes)."""
     tree = _copy(_tree("cli"))
     tree.body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name.startswith("cmd_")
                                               and n.name != f"cmd_{stage}")]
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name == "build_parser":
+            fn.body = [stmt for block in _parser_blocks(fn.body)
+                       if not any(_other_stage(stmt, stage) for stmt in block) for stmt in block]
     for n in ast.walk(tree):
         if isinstance(n, ast.Call):
             n.keywords = [k for k in n.keywords if k.arg != "help"]

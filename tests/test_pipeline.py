@@ -186,7 +186,8 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     """A finished project copied elsewhere (code, results and Snakemake's records, mtimes kept)
     is up to date; a comment line, a docstring or a help text is no change; a new estimator
     reruns nothing; a relabelled one redraws tables and figures and retrains nothing; an edit of
-    metrics.py reruns what uses it; of training.py only training."""
+    metrics.py reruns what uses it; of training.py only training; another subcommand's new option
+    reruns nothing."""
     from rlvr.config import load_config, train_rows
 
     moved = tmp_path / "b"
@@ -217,6 +218,10 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
 
     replace("objective.py", '"""The rest of', '"""The whole rest of')  # a docstring
     replace("cli.py", 'help="generate the task"', 'help="generate the toy task"')  # a help text
+    assert planned() == {}
+    # a new option of a subcommand that no job runs (claims): no job's code
+    claims = "    s.set_defaults(fn=cmd_claims)"
+    replace("cli.py", claims, '    s.add_argument("--new")\n' + claims)
     assert planned() == {}
     replace("estimators.py", 'label="GRPO",', 'label="GRPO, relabelled",')
     assert planned() == {"tables": 1, "figures_reference_gradients": 1, "figures_training": 1, "all": 1}
