@@ -50,7 +50,7 @@ def write_results(tables, directory):
 
 def read_results(directory):
     """The Parquet results under directory as pandas DataFrames, keys as RESULT_FILES (those
-    present; `exact` not read)."""
+    present)."""
     directory = Path(directory)
     return {key: io.read_pandas(directory / name) for key, name in RESULT_FILES.items()
-            if key != "exact" and (directory / name).is_file()}
+            if (directory / name).is_file()}

@@ -104,6 +104,23 @@ def claims(frames):
         out.append(K.Claim("grpo_overshoot", "GRPO's exact mean over the true gradient: " + ", ".join(
             f"{F.LEVEL_LABELS[r.level]} probe (p = {r.p_correct:.3f}) {r.exact_mean_over_true:.2f}×"
             for r in grpo.sort_values("order").itertuples()), ()))
+    exact = frames.get("exact")
+    if exact is not None and {"grpo", "batch_std"} <= set(exact["method"]):
+        from ..exact import bias_curve
+
+        G, p0, tiny = int(exact["G"].iloc[0]), exact["p"].min(), 0.002
+
+        def at(method, p):  # E[ĝ_0] / ∇J exactly (it depends on π only through p)
+            return float(bias_curve(method, G, 2, 0.0, [p])[0][0])
+
+        start = exact[(exact["method"] == "batch_std") & (exact["p"] == p0)]["mean_over_true"].iloc[0]
+        out.append(K.Claim("small_p", (
+            f"As p → 0 GRPO's exact overshoot levels off at √(G − 1) = {np.sqrt(G - 1):.2f} for G = {G} "
+            f"({at('grpo', tiny):.2f} at p = {tiny:g}), while dividing by the batch std follows "
+            f"(G − 1)/G / √(p(1 − p)): {at('batch_std', tiny):.1f}× at p = {tiny:g} (the figure's grid "
+            f"starts at p = {p0:.4f}, where it is {start:.1f}×)"
+            + (f", and REINFORCE++'s baseline {at('reinforce_pp_baseline', tiny):.1f}×"
+               if "reinforce_pp_baseline" in set(exact["method"]) else "")), ()))
     return out
 
 

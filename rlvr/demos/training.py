@@ -144,7 +144,34 @@ def claims(frames):
         out.append(K.Claim("every_estimator", f"At lr {lr:g} (offset 0), final pass@1: " + ", ".join(
             f"{style.label(m)} {x.mean():.3f}" for m, x in at) + f" (means over {len(at[0][1])} seeds; s.e. "
             f"{min(A.se(x) for _, x in at):.3f}–{max(A.se(x) for _, x in at):.3f})", ()))
+    curves = frames.get("curves")
+    if curves is not None:
+        out += entropy_at_pass1(curves)
     return out
+
+
+def entropy_at_pass1(curves, grid=(0.3, 0.4, 0.5, 0.6, 0.7)):
+    """The entropy of demo 3's rows at offset 0 read off each row's seed-mean curve at equal
+    pass@1 (linear between evaluations): how far apart the rows are, against how far it falls.
+    Only where every row's mean pass@1 rises monotonically and reaches the grid's ends."""
+    c = curves[(curves["experiment"] == "training") & (curves["level"] == "all")]
+    c = c[c["reward_offset"] == 0]
+    at = []
+    for _, g in c.groupby(["method", "lr"], sort=False):
+        mean = g.groupby("step")[["pass1", "entropy"]].mean()
+        if not (mean["pass1"].is_monotonic_increasing and mean["pass1"].iloc[0] <= grid[0]
+                and mean["pass1"].iloc[-1] >= grid[-1]):
+            return []
+        at.append(np.interp(grid, mean["pass1"], mean["entropy"]))
+    if len(at) < 2:
+        return []
+    at = np.array(at)  # [rows, points]
+    seeds = c["seed"].nunique()
+    return [K.Claim("entropy_at_pass1", (
+        f"At equal pass@1 ({grid[0]:g} … {grid[-1]:g}) the entropies of demo 3's {len(at)} rows at offset 0 "
+        f"differ by at most {(at.max(axis=0) - at.min(axis=0)).max():.2f} nats, while the entropy falls by "
+        f"{at.mean(axis=0)[0] - at.mean(axis=0)[-1]:.1f} nats over that range (each row's mean over its "
+        f"{seeds} seeds)"), ())]
 
 
 def learning_curves(curves):

@@ -10,6 +10,7 @@ rule tables:
         curves=f"{RESULTS}/curves.parquet",
         passk=f"{RESULTS}/passk_trained.parquet",
         klgrad=f"{RESULTS}/kl_gradients.parquet",
+        exact=f"{RESULTS}/{C.EXACT_FILE}",
     output:
         TABLES,
         claims=f"{RESULTS}/claims.md",
@@ -29,7 +30,8 @@ rule tables:
     shell:
         "python -m rlvr tables --names {params.names} --task {input.task} --reference {input.reference}"
         " --gradstats {input.gradstats} --runs {input.runs} --curves {input.curves}"
-        " --passk {input.passk} --klgrad {input.klgrad} --lang {params.lang} --outdir {params.outdir}"
+        " --passk {input.passk} --klgrad {input.klgrad} --exact {input.exact} --lang {params.lang}"
+        " --outdir {params.outdir}"
         " --claims {output.claims} --checksums {output.checksums} --code {params.code} 2> {log}"
 
 
