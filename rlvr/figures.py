@@ -102,6 +102,11 @@ def legend_below(fig, handles=None, ncol=2):
         fig.legend(handles=handles, loc="outside lower center", ncol=max(1, min(ncol, len(handles))))
 
 
+def shared_lr_title(shared_lr):
+    """A panel's title for the policies of one shared_lr (0: the tabular policy)."""
+    return "tabular (shared lr 0)" if shared_lr == 0 else f"shared lr {shared_lr:g}"
+
+
 def row_style(lr, offset, base_lr):
     """Training rows of one method differ by line style: dotted with a reward offset, dash-dot at
     another learning rate (dashed is the step-0 policy). Offset rows carry hollow markers too: a

@@ -152,7 +152,7 @@ def negative_samples(ref, passk):
             F.log_ticks(ax, top["lr"])
             if j == 0:
                 ax.set_ylabel(ylabel)
-        axes[0, j].set_title("tabular (shared lr 0)" if lr_shared == 0 else f"shared lr {lr_shared:g}")
+        axes[0, j].set_title(F.shared_lr_title(lr_shared))
         axes[-1, j].set_xlabel("learning rate")
     fig.suptitle(f"Exact pass@k after training, all prompts (mean over seeds, 95% band{note})",
                  fontsize="medium")

@@ -233,7 +233,7 @@ def shared_policy(ref, passk):
             F.log_ticks(ax, sp["k"])
             if j == 0:
                 ax.set_ylabel(ylabel)
-        axes[0, j].set_title("tabular (shared lr 0)" if lr_shared == 0 else f"shared lr {lr_shared:g}")
+        axes[0, j].set_title(F.shared_lr_title(lr_shared))
         axes[-1, j].set_xlabel("k")
     fig.suptitle("Exact pass@k after training, with weights shared per answer strategy type "
                  f"(mean over seeds, 95% band{note})", fontsize="medium")
@@ -261,7 +261,7 @@ def passk_frontier(ref, passk):
             bars = ax.errorbar(x.mean(), y.mean(), xerr=ci[0], yerr=ci[1], fmt="o", ms=4, capsize=1.5, lw=0.8,
                                label=style.label(method), **F.tag(method))
             F.gid(bars.get_children(), method)
-        ax.set_title("tabular (shared lr 0)" if lr_shared == 0 else f"shared lr {lr_shared:g}")
+        ax.set_title(F.shared_lr_title(lr_shared))
         ax.set_xlabel(f"exact pass@{lo}, all prompts")
     axes[0, 0].set_ylabel(f"exact pass@{hi}, all prompts")
     fig.suptitle(
