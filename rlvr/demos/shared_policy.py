@@ -208,28 +208,42 @@ def claims(frames):
     return out
 
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # coinciding methods stay told apart
+
+
 def shared_policy(ref, passk):
     sp, note = A.focus(A.trained_passk(passk, "shared_policy"), ("method", "shared_lr"))
     shared = sorted(sp["shared_lr"].unique())
-    rows = [("all", "pass@k − reference's,\nall prompts", True)]
+    # all prompts: the share of prompts missed, over the reference's, on a log scale, so that
+    # the gain at small k and the loss at large k both show (> 1: the trained policy misses more)
+    rows = [("all", "1 − pass@k over the\nreference's, all prompts", True)]
     if (sp["level"] == "minority").any():
         rows.append(("minority", "pass@k, prompts that need\nthe minority strategy", False))
     fig, axes = F.subplots(
         len(rows), max(len(shared), 1), height=1.9 * len(rows) + 0.9, sharex=True, sharey="row"
     )
+    order = list(dict.fromkeys(sp["method"]))
     for j, lr_shared in enumerate(shared):
-        for i, (level, ylabel, difference) in enumerate(rows):
+        for i, (level, ylabel, relative) in enumerate(rows):
             ax = axes[i, j]
             r = ref[ref["level"] == level].set_index("k")["pass_at_k"]
-            if difference:
-                ax.axhline(0, **style.REFERENCE, lw=1, label="reference (step 0)")
+            if relative:
+                from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+                ax.axhline(1, **style.REFERENCE, lw=1, label="reference (step 0)")
+                ax.set_yscale("log")
+                ax.yaxis.set_major_locator(FixedLocator([0.1, 0.2, 0.5, 1, 2, 5, 10]))
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.yaxis.set_minor_formatter(NullFormatter())
             else:
                 ax.plot(r.index, r.to_numpy(), **style.REFERENCE, lw=1)
             here = sp[(sp["shared_lr"] == lr_shared) & (sp["level"] == level)]
-            for method, g in here.groupby("method", sort=False):
-                g = g.assign(pass_at_k=g["pass_at_k"] - g["k"].map(r)) if difference else g
+            for n, (method, g) in enumerate(here.groupby("method", sort=False)):
+                g = g.assign(pass_at_k=(1 - g["pass_at_k"]) / (1 - g["k"].map(r))) if relative else g
                 s = A.over_seeds(g, "k", "pass_at_k")
-                F.line(ax, s.index, s, method, marker="o", ms=2, label=style.label(method))
+                marker = MARKERS[order.index(method) % len(MARKERS)]
+                F.line(ax, s.index, s, method, marker=marker, ms=3.2 - 0.3 * n, mfc="none", mew=0.8,
+                       lw=1.6 - 0.15 * n, label=style.label(method))
             F.log_ticks(ax, sp["k"])
             if j == 0:
                 ax.set_ylabel(ylabel)
