@@ -102,6 +102,16 @@ def legend_below(fig, handles=None, ncol=2):
         fig.legend(handles=handles, loc="outside lower center", ncol=max(1, min(ncol, len(handles))))
 
 
+def ratio_axis(ax):
+    """A log y-axis for a ratio to the reference, its ticks plain numbers around 1."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(FixedLocator([0.1, 0.2, 0.5, 1, 2, 5, 10]))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
 def shared_lr_title(shared_lr):
     """A panel's title for the policies of one shared_lr (0: the tabular policy)."""
     return "tabular (shared lr 0)" if shared_lr == 0 else f"shared lr {shared_lr:g}"

@@ -20,9 +20,11 @@ from .text import display_width, pad
 LABELS = {
     "en": {"levels": {"very_hard": "very hard", "hard": "hard", "medium": "medium", "easy": "easy",
                       "all": "all"},
-           "level": "level", "reference": "reference model", "other": "other settings"},
+           "level": "level", "reference": "reference model", "other": "other settings",
+           "never": "never", "crossed_some": "{k:.0f} ({n} of {N} seeds)"},
     "zh": {"levels": {"very_hard": "很难", "hard": "难", "medium": "中等", "easy": "容易", "all": "全部"},
-           "level": "难度", "reference": "参考模型", "other": "其他设置"},
+           "level": "难度", "reference": "参考模型", "other": "其他设置",
+           "never": "从不", "crossed_some": "{k:.0f}（{N} 个种子中 {n} 个）"},
 }
 
 
@@ -57,6 +59,17 @@ def delta(g, base, column, digits):
         return ""
     d = A.paired(g, base, column, on=("seed",))[column].to_numpy()
     return f"{np.mean(d):+.{digits}f} ± {A.se(d):.{digits}f}"
+
+
+def crossover(g, L):
+    """'below the reference from k' of one configuration's runs g (their crossover_k, 0: never):
+    never, mean ± s.e. if every seed crosses, else the mean over the seeds that do and how many."""
+    crossed = g["crossover_k"][g["crossover_k"] > 0]
+    if not len(crossed):
+        return L["never"]
+    if len(crossed) == len(g):
+        return A.pm(crossed, 0)
+    return L["crossed_some"].format(k=crossed.mean(), n=len(crossed), N=len(g))
 
 
 def with_others(head, rows, label):

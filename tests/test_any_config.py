@@ -79,6 +79,9 @@ def configs(draw):
                                      "rows": [{"method": draw(some(["psr", "nsr", "w_reinforce"], 2)),
                                                "lr": draw(st.sampled_from([0.5, 4.0])),
                                                "shared_lr": draw(some([0.0, 0.05], 2))}]}
+    objective["narrowing_remedies"] = {**train, "enabled": draw(st.booleans()),  # shared weights' remedies
+                                       "rows": [row({"shared_lr": draw(some([0.0, 0.05], 2)),
+                                                     "kl_beta": draw(some([0.0, 0.3], 2))})]}
     logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]),
                                    min_size=4, max_size=4)))
     return {

@@ -121,12 +121,12 @@ def test_empty_config_gets_the_lecture_defaults():
     # lecture's 5 seeds, except where an ordering needed more (group sizes 40, dynamic, clipping,
     # aggregation and rank bias 20, shared 10)
     rows = train_rows(cfg)
-    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 6 * 3 + 2 + 2 * 2 + 4 * 3 * 2 + 5 + 2
+    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 6 * 3 + 2 + 2 * 2 + 4 * 3 * 2 + 8 + 5 + 2
     seeds = {row.experiment: row.seeds for row in rows}
     assert seeds == {"training": (0, 1, 2, 3, 4), "lr_sweep": (0, 1, 2, 3, 4), "clipping": tuple(range(20)),
                      "kl_penalty": (0, 1, 2, 3, 4), "loss_aggregation": tuple(range(20)),
                      "shared_policy": tuple(range(10)), "rank_bias": tuple(range(20)),
-                     "negative_samples": tuple(range(10)),
+                     "negative_samples": tuple(range(10)), "narrowing_remedies": tuple(range(10)),
                      "group_size": tuple(range(40)), "dynamic": tuple(range(20))}
     assert len({row.path for row in rows}) == len(rows)
     # the lecture's rows keep their paths: only an objective other than the default names itself

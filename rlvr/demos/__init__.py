@@ -25,6 +25,7 @@ from . import (
     kl_penalty,
     loss_aggregation,
     lr_sweep,
+    narrowing_remedies,
     negative_samples,
     passk_after_training,
     rank_bias,
@@ -34,7 +35,8 @@ from . import (
 )
 
 MODULES = (reference, gradients, training, group_size, dynamic_sampling, passk_after_training, lr_sweep,
-           clipping, kl_penalty, loss_aggregation, shared_policy, rank_bias, negative_samples)
+           clipping, kl_penalty, loss_aggregation, shared_policy, rank_bias, negative_samples,
+           narrowing_remedies)
 
 
 class Demo(NamedTuple):

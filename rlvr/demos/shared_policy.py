@@ -37,8 +37,6 @@ TEXT = {
             "minority: pass@{hi}",
             "below the reference from k",
         ],
-        "none": "never",
-        "some": "{k:.0f} ({n} of {N} seeds)",
         "note": [
             "logits = the prompt's own logits + a weight per answer type shared by every prompt (shared lr 0: the",  # noqa: E501
             "tabular policy). {m} of the {P} prompts need the minority strategy for their correct answer; every",  # noqa: E501
@@ -58,8 +56,6 @@ TEXT = {
             "少数题：pass@{hi}",
             "从哪个 k 起低于参考模型",
         ],
-        "none": "从不",
-        "some": "{k:.0f}（{N} 个种子中 {n} 个）",
         "note": [
             "logits = 每道题自己的 logits + 按回答类型、所有题共享的权重（共享学习率 0：表格策略）。",
             "{P} 道题中有 {m} 道的正确回答需要少数策略；其余题的正确回答属于多数类型，错误回答两种都有。",
@@ -88,13 +84,7 @@ def table(frames, L):
     n = []
     for cfg, g, other in A.configurations(sp, ("method", "shared_lr")):
         pk = A.select_rows(top, **{c: cfg[c] for c in cfg})
-        crossed = g["crossover_k"][g["crossover_k"] > 0]
-        if not len(crossed):
-            cross = L["none"]
-        elif len(crossed) == len(g):
-            cross = A.pm(crossed, 0)
-        else:
-            cross = L["some"].format(k=crossed.mean(), n=len(crossed), N=len(g))
+        cross = R.crossover(g, L)
         rows.append(
             [R.method_name(L, cfg["method"]), f"{cfg['shared_lr']:g}"]
             + [A.pm(at(pk, "all", k)) for k in ks]
@@ -228,13 +218,8 @@ def shared_policy(ref, passk):
             ax = axes[i, j]
             r = ref[ref["level"] == level].set_index("k")["pass_at_k"]
             if relative:
-                from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
-
                 ax.axhline(1, **style.REFERENCE, lw=1, label="reference (step 0)")
-                ax.set_yscale("log")
-                ax.yaxis.set_major_locator(FixedLocator([0.1, 0.2, 0.5, 1, 2, 5, 10]))
-                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-                ax.yaxis.set_minor_formatter(NullFormatter())
+                F.ratio_axis(ax)
             else:
                 ax.plot(r.index, r.to_numpy(), **style.REFERENCE, lw=1)
             here = sp[(sp["shared_lr"] == lr_shared) & (sp["level"] == level)]
