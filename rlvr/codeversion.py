@@ -214,8 +214,14 @@ def _hash(modules, methods, stage):
         elif module == "cli":
             parts.append(f"cli:{_cli(stage)}")
         else:
-            parts.append(f"{module}:{_code(_tree(module))}")
+            parts.append(f"{module}:{_module_code(module)}")
     return _sha("\n".join(parts))[:16]
+
+
+@cache
+def _module_code(module):
+    """A whole module's code hash, once per process: every stage and estimator set shares it."""
+    return _code(_tree(module))
 
 
 @cache
