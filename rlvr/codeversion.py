@@ -33,12 +33,13 @@ def _path(module):
 
 @cache
 def _tree(module):
-    return ast.parse(_path(module).read_text(encoding="utf-8"))
+    """A module's syntax tree, parsed once, without its docstrings (they are no change of the
+    code); the cached trees are never changed after that."""
+    return _without_docstrings(ast.parse(_path(module).read_text(encoding="utf-8")))
 
 
 def _without_docstrings(tree):
-    """A copy of tree (a module) with every module, class and function docstring removed."""
-    tree = _copy(tree)
+    """tree (a module) with every module, class and function docstring removed, in place."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             body = node.body
@@ -58,9 +59,10 @@ def _sha(text):
 
 
 def _code(node):
-    """The hash of a syntax tree's code: no docstrings, comments, or line positions."""
+    """The hash of a syntax tree's code (from _tree: no docstrings; no comments or line
+    positions, which a syntax tree's dump does not hold)."""
     module = node if isinstance(node, ast.Module) else ast.Module(body=[node], type_ignores=[])
-    return _sha(ast.dump(_without_docstrings(module)))
+    return _sha(ast.dump(module))
 
 
 def _package_of(module):
