@@ -8,6 +8,7 @@ from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
+from ..specs import TrainRow
 
 TITLE = "KL to the reference"
 SWITCHABLE = True
@@ -151,6 +152,9 @@ def claims(frames):
     return out
 
 
+MARKERS = ("o", "s", "^")  # one per KL estimator in the trade-off panels
+
+
 def kl_penalty(curves):
     kl, note = A.focus(curves[(curves["experiment"] == "kl_penalty") & (curves["level"] == "all")],
                       ("method", "kl_beta", "kl_estimator", "kl_placement"))
@@ -159,8 +163,36 @@ def kl_penalty(curves):
     estimators = sorted(set(pen["kl_estimator"]))
     betas = sorted(pen["kl_beta"].unique())
     several = pen["method"].nunique() > 1
-    fig, axes = F.subplots(max(len(placements), 1), max(len(estimators), 1), height=4.0,
-                          sharex=True, sharey=True)
+    rows, cols = max(len(placements), 1), max(len(estimators), 1)
+    # the KL curves in a grid (placements x estimators), and per placement, in a last column,
+    # what the penalty costs: final pass@1 against final KL, one line per estimator over β
+    fig, axes = F.subplots(rows, cols + 1, height=4.2)
+    for ax in axes[:, :cols].flat:
+        ax.sharex(axes[0, 0])
+        ax.sharey(axes[0, 0])
+    for ax in axes[:, cols]:
+        ax.sharex(axes[0, cols])
+        ax.sharey(axes[0, cols])
+    keys = [k for k in TrainRow.COLUMNS if k in kl] + ["seed"]
+    last = kl.loc[kl.groupby(keys, sort=False)["step"].idxmax()]  # each run's final record
+    for i, place in enumerate(placements):
+        trade = axes[i, cols]
+        for _, run in last[last["kl_beta"] == 0].groupby("method", sort=False):
+            trade.errorbar(run["kl_ref"].mean(), run["pass1"].mean(), xerr=1.96 * A.se(run["kl_ref"]),
+                           yerr=1.96 * A.se(run["pass1"]), fmt="o", ms=4, color="0.6", zorder=3)
+        for n, est in enumerate(estimators):
+            penalised = (last["kl_placement"] == place) & (last["kl_estimator"] == est)
+            here = last[penalised | (last["kl_beta"] == 0)]
+            for method, run in here.groupby("method", sort=False):
+                s = run.groupby("kl_beta")[["kl_ref", "pass1"]].mean()
+                trade.plot(s["kl_ref"], s["pass1"], **F.tag(method), marker=MARKERS[n % len(MARKERS)],
+                           ms=3.5, mfc="white", lw=1, ls=("-", "--", ":")[n % 3],
+                           label=est + (f", {style.label(method)}" if several else ""))
+        trade.set_title(f"its cost, in the {place}")
+        trade.legend(loc="lower right", fontsize="x-small", title="β from 0 (grey) up",
+                     title_fontsize="x-small")
+        trade.set_ylabel("final pass@1")
+    axes[-1, cols].set_xlabel("final KL(π ‖ π_ref)")
     for i, place in enumerate(placements):
         for j, est in enumerate(estimators):
             ax = axes[i, j]
@@ -172,9 +204,10 @@ def kl_penalty(curves):
                 F.line(ax, *F.by_step(run, "kl_ref"), method, **F.variant(betas.index(beta), len(betas)),
                       label=f"β = {beta:g}" + (f", {style.label(method)}" if several else ""))
             ax.set_title(f"{est} in the {place}")
-    for ax in axes[-1]:
+    for ax in axes[-1, :cols]:
         ax.set_xlabel("training step")
-    fig.supylabel("exact KL(π ‖ π_ref), nats, all prompts", fontsize="medium")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("exact KL(π ‖ π_ref), nats")
     methods = ", ".join(dict.fromkeys(style.label(m) for m in kl["method"]))
     fig.suptitle(f"{methods} with a KL penalty β·k to the reference (mean over seeds, 95% band{note})",
                  fontsize="medium")
