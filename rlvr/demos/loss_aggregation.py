@@ -194,15 +194,15 @@ def loss_aggregation(curves):
         for mode in modes:
             sub = run[run["loss_agg"] == mode]
             look = {"ls": LOSS_AGG_STYLES[mode], "label": LOSS_AGG_LABELS[mode]}
-            F.line(axes[0, j], *F.by_step(sub, "length_wrong"), method, **look)
-            paired = A.paired(sub, base, "length_wrong")
-            F.line(axes[1, j], *F.by_step(paired, "length_wrong"), method, **look)
+            for i, column in enumerate(("length_wrong", "length_correct")):
+                F.line(axes[i, j], *F.by_step(A.paired(sub, base, column), column), method, **look)
         axes[0, j].set_title(style.label(method))
         axes[1, j].set_xlabel("training step")
-    axes[0, 0].set_ylabel("expected tokens of a\nwrong answer")
-    axes[1, 0].set_ylabel("Δ tokens vs the solid\nline, same seed")
-    fig.suptitle("Expected length of a wrong answer (all prompts) under each loss aggregation "
-                 f"(mean over seeds, 95% band{note})", fontsize="medium")
+    start = la[la["step"] == 0].iloc[0]
+    axes[0, 0].set_ylabel(f"wrong answer: Δ tokens\n(step 0: {start['length_wrong']:.0f})")
+    axes[1, 0].set_ylabel(f"correct answer: Δ tokens\n(step 0: {start['length_correct']:.0f})")
+    fig.suptitle("Expected length of an answer, each aggregation against the solid line's\n"
+                 f"(all prompts, same seed; mean over seeds, 95% band{note})", fontsize="medium")
     # the legend in grey: the modes are line styles, the colour is the panel's method
     handles = [Line2D([], [], color="0.3", ls=LOSS_AGG_STYLES[m], label=LOSS_AGG_LABELS[m]) for m in modes]
     F.legend_below(fig, handles, ncol=2)  # three long labels: two rows, within the page width
