@@ -217,7 +217,7 @@ def dynamic_sampling(curves):
     from matplotlib.ticker import FuncFormatter
 
     dyn = curves[(curves["experiment"] == "dynamic") & (curves["level"] == "all")]
-    fig, axes = F.subplots(height=2.6)
+    fig, axes = F.subplots(1, 2, height=2.8)
     ax = axes[0, 0]
     method = style.label(dyn["method"].iloc[0]) if len(dyn) else ""
     # the two runs are not estimators (the same method with or without dynamic sampling): greys
@@ -230,8 +230,28 @@ def dynamic_sampling(curves):
     ax.set_xlabel("answers sampled, kept or not")
     ax.set_ylabel("exact pass@1, all prompts")
     ax.set_title("Plain vs dynamic sampling (95% band)")
-    F.legend_below(fig, ncol=1)
+    # the answers each needs to reach a pass@1, paired by seed: what the left panel's gap is
+    targets = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+    at = {t: A.value_at_pass1(curves, "dynamic", "answers", t) for t in targets}
+    gap = []
+    for t in targets:
+        plain, filtered = (at[t][rounds_of(at[t], dynamic)] for dynamic in (False, True))
+        d = (plain.set_index("seed")["answers"] - filtered.set_index("seed")["answers"]).dropna()
+        gap.append((t, d.mean() / 1000, 1.96 * A.se(d) / 1000))
+    ax = axes[0, 1]
+    ax.axhline(0, color="0.4", lw=0.8)
+    t, mean, ci = (np.array(x) for x in zip(*gap))
+    ax.errorbar(t, mean, yerr=ci, fmt="o-", ms=3, color="black", capsize=2, lw=1)
+    ax.set_xlabel("exact pass@1 reached")
+    ax.set_ylabel("answers, plain − dynamic\n(thousands, same seed)")
+    ax.set_title("Answers to reach a pass@1 (95% CI)")
+    F.legend_below(fig, axes[0, 0].get_legend_handles_labels()[0], ncol=1)
     return fig
+
+
+def rounds_of(frame, dynamic):
+    """The rows of frame from the runs with dynamic sampling (max_rounds > 0) or without."""
+    return (frame["max_rounds"] > 0) == dynamic
 
 
 # name -> (draw(frames) -> matplotlib Figure, the frames it needs)
