@@ -187,23 +187,35 @@ def rank_bias(curves):
     low = rb["clip_high"].min()
     final = rb[rb["step"] == rb["step"].max()]
     target = pass1_every_run_reaches(final["pass1"])  # where the table compares them
-    fig, axes = F.subplots(1, 2, height=2.9, sharey=True)
+    at = A.value_at_pass1(rb, "rank_bias", "entropy_correct", target).set_index("seed")
+    base = at[(at["method"] == "grpo") & (at["epochs"] == 1) & (at["clip_high"] == low)]["entropy_correct"]
+    fig, axes = F.subplots(1, 2, height=3.0)
+    labels, diffs = [], []
     for (method, mu, high), g in configs:
         look = {"ls": ("-", "--", ":", "-.")[epochs.index(mu) % 4], "alpha": 1.0 if high == low else 0.5}
         label = ", ".join([style.label(method)] + ([f"μ = {mu}"] if len(epochs) > 1 else [])
                           + ([f"ε_high = {high:g}"] if rb["clip_high"].nunique() > 1 else []))
-        h = A.over_seeds(g, "step", "entropy_correct")
-        F.line(axes[0, 0], h.index, h, method, label=label, **look)
-        x = A.over_seeds(g, "step", "pass1")
-        axes[0, 1].plot(x["mean"], h["mean"], **F.tag(method), **look)
-    axes[0, 1].axvline(target, color="0.4", lw=0.8, ls="--", zorder=1)
-    axes[0, 1].annotate(f"pass@1 = {target:g} (table)", (target, 1), xycoords=("data", "axes fraction"),
+        x, h = (A.over_seeds(g, "step", column) for column in ("pass1", "entropy_correct"))
+        axes[0, 0].plot(x["mean"], h["mean"], **F.tag(method), **look, label=label)
+        # the table's comparison: entropy at the target pass@1, paired with GRPO (μ = 1) by seed
+        mine = at[(at["method"] == method) & (at["epochs"] == mu) & (at["clip_high"] == high)]
+        d = (mine["entropy_correct"] - base).dropna()
+        if len(base) and not (method == "grpo" and mu == 1 and high == low):
+            labels.append(label)
+            diffs.append((method, d.mean(), 1.96 * A.se(d), look))
+    axes[0, 0].axvline(target, color="0.4", lw=0.8, ls="--", zorder=1)
+    axes[0, 0].annotate(f"pass@1 = {target:g} (table)", (target, 1), xycoords=("data", "axes fraction"),
                         xytext=(-3, -3), textcoords="offset points", ha="right", va="top", fontsize="small")
-    axes[0, 0].set_xlabel("training step")
-    axes[0, 1].set_xlabel("exact pass@1, all prompts (mean over seeds)")
+    axes[0, 0].set_xlabel("exact pass@1, all prompts (mean over seeds)")
     axes[0, 0].set_ylabel("entropy among the correct\nanswers (nats), all prompts")
+    ax = axes[0, 1]
+    ax.axvline(0, color="0.4", lw=0.8)
+    for i, (method, mean, ci, look) in enumerate(diffs):  # one row per configuration, top to bottom
+        ax.errorbar(mean, -i, xerr=ci, fmt="o", ms=4, capsize=2, alpha=look["alpha"], **F.tag(method))
+    ax.set_yticks([-i for i in range(len(labels))], labels, fontsize="x-small")
+    ax.set_xlabel(f"Δ entropy at pass@1 = {target:g} vs GRPO, μ = 1\n(nats, same seed; 95% CI)")
     C = int(rb["correct_answers"].iloc[0]) if "correct_answers" in rb and len(rb) else 0
-    fig.suptitle(f"Which of {C} correct answers training concentrates on (mean over seeds, 95% band{note})",
+    fig.suptitle(f"Which of {C} correct answers training concentrates on (mean over seeds{note})",
                  fontsize="medium")
     F.legend_below(fig, axes[0, 0].get_legend_handles_labels()[0], ncol=3)
     return fig
