@@ -172,34 +172,34 @@ def gradient_estimators(gs):
 def bias_vs_p(exact, gs):
     from matplotlib.ticker import NullFormatter
 
-    fig, axes = F.subplots(height=4.0)
+    # one panel with its legend beside it: most of a page wide, every label whole
+    fig, axes = F.plt().subplots(figsize=(0.85 * style.PAGE, 3.4), layout="constrained", squeeze=False)
     ax = axes[0, 0]
     curves = {m: s.sort_values("p") for m, s in exact.groupby("method", sort=False)}
-    # estimators with the same curve (the unbiased ones all at 1) take turns along it: each is
-    # dashed, its dashes shifted, so that every colour shows
+    # estimators with the same exact curve (the unbiased ones, all at 1) are one grey line that
+    # names them; their colours are their Monte Carlo points'
     same = {}
     for m, s in curves.items():
         same.setdefault(tuple(s["mean_over_true"].round(6)), []).append(m)
+    shared = set()
     for members in same.values():
-        for i, m in enumerate(members):
-            n = len(members)
-            ax.plot(curves[m]["p"], curves[m]["mean_over_true"], label=style.label(m), **F.tag(m),
-                    ls="-" if n == 1 else (2.5 * i, (2.5, 2.5 * (n - 1))))
-    unbiased = next((ms for key, ms in same.items() if len(ms) > 1 and np.allclose(key, 1)), [])
-    if unbiased:
-        ax.annotate(f"{len(unbiased)} unbiased estimators, all = 1", (0.5, 1.0), xytext=(0, 3),
-                    textcoords="offset points", ha="center", va="bottom", fontsize=7)
-    # demo 2's Monte Carlo estimates, spread sideways (in logit) where several share a prompt
-    mc, labelled = gs[gs["reward_offset"] == 0], set(curves)
+        m = members[0]
+        if len(members) == 1:
+            ax.plot(curves[m]["p"], curves[m]["mean_over_true"], label=style.label(m), **F.tag(m))
+        else:
+            ax.plot(curves[m]["p"], curves[m]["mean_over_true"], color="0.6", lw=2.5, alpha=0.6,
+                    label=f"exact, the same for {len(members)} (points)")
+            shared |= set(members)
+    # demo 2's Monte Carlo estimates at their probe's p; where several share a prompt, hollow
+    # circles of decreasing size, so that each one shows
+    mc, labelled = gs[gs["reward_offset"] == 0], set(curves) - shared
     for _, probe in mc.groupby("level", sort=False):
-        shift = (np.arange(len(probe)) - (len(probe) - 1) / 2) * 0.12
-        x = 1 / (1 + (1 / probe["p_correct"] - 1) * np.exp(-shift))
-        for xi, r in zip(x, probe.itertuples()):
-            bars = ax.errorbar(xi, r.mean_over_true, yerr=1.96 * r.grad_mean_se / r.true_grad, fmt="o",
-                               ms=2.5, capsize=1.5, mec="white", mew=0.3, **F.tag(r.method),
-                               label=None if r.method in labelled
+        for i, r in enumerate(probe.itertuples()):
+            bars = ax.errorbar(r.p_correct, r.mean_over_true, yerr=1.96 * r.grad_mean_se / r.true_grad,
+                               fmt="o", ms=max(7 - 1.2 * i, 2), mfc="none", mew=0.9, capsize=0, lw=0.8,
+                               **F.tag(r.method), label=None if r.method in labelled
                                else style.label(r.method) + " (Monte Carlo)")
-            labelled.add(r.method)  # a method without a curve: a legend entry for its points
+            labelled.add(r.method)  # a method without a curve of its own: a legend entry for its points
             F.gid(bars.get_children(), r.method)
     G = int(exact["G"].iloc[0])
     p = np.sort(exact["p"].unique())
@@ -217,7 +217,7 @@ def bias_vs_p(exact, gs):
     ax.set_ylabel("E[ĝ] / ∇J  (1 = unbiased)")
     ax.set_title(f"Exact E[ĝ] / ∇J along the correct logit, G = {G} (lines);\n"
                  "Monte Carlo, 95% CI (points)")
-    fig.legend(loc="outside lower center", ncol=2, handlelength=2.8)
+    fig.legend(loc="outside right upper", ncol=1, handlelength=2.2)
     return fig
 
 
