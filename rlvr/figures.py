@@ -117,6 +117,9 @@ def shared_lr_title(shared_lr):
     return "tabular (shared lr 0)" if shared_lr == 0 else f"shared lr {shared_lr:g}"
 
 
+MARKERS = ("s", "^", "D", "v", "P", "X", "o")  # a method's marker within its family (training_grid)
+
+
 def row_style(lr, offset, base_lr):
     """Training rows of one method differ by line style: dotted with a reward offset, dash-dot at
     another learning rate (dashed is the step-0 policy). Offset rows carry hollow markers too: a
@@ -147,6 +150,9 @@ def training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
     shade of one hue), a row per level, line style = offset / lr, 95% band over seeds. extra(ax,
     level, first) draws what every panel shares (the step-0 policy)."""
     base_lr, rows, families = training_rows(tr)
+    shape = {}  # a marker per method within its family, so that curves that coincide stay told apart
+    for m, _, _ in rows:
+        shape.setdefault(m, MARKERS[sum(style.family(o) == style.family(m) for o in shape) % len(MARKERS)])
     n_legend = max(sum(style.family(m) == f for m, _, _ in rows) for f in families) + (extra is not None)
     fig, axes = subplots(len(levels), len(families), height=1.55 * len(levels) + 0.55 + 0.13 * n_legend,
                           sharex=True, sharey="row")
@@ -159,8 +165,8 @@ def training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
             for m, lr, off in rows:
                 if style.family(m) == family and (m, lr, off) in groups:
                     s = A.over_seeds(groups[m, lr, off], x, y)
-                    line(ax, s.index, s, m, **row_style(lr, off, base_lr),
-                         label=row_label(m, lr, off, base_lr))
+                    look = {"ms": 3, "markevery": 0.12} | row_style(lr, off, base_lr) | {"marker": shape[m]}
+                    line(ax, s.index, s, m, **look, label=row_label(m, lr, off, base_lr))
             if i == 0:
                 ax.set_title(family)
         axes[i, 0].set_ylabel(ylabel.format(LEVEL_LABELS[level]))
