@@ -462,6 +462,61 @@ def test_demo12_the_unlikeliness_reward_keeps_the_easy_prompts_correct_answers_m
     assert gain["easy"][0] > 3 * gain["easy"][1] and gain["easy"][0] > 0.5 * sum(d for d, _ in gain.values())
 
 
+# --- demos 13 and 14: one sign of sample; what keeps pass@k (README "One sign of sample", demo 14) --
+
+
+def _passk_of(res, experiment, k, **where):
+    p = res["passk"]
+    sub = p[(p["experiment"] == experiment) & (p["level"] == "all") & (p["k"] == k)]
+    for column, value in where.items():
+        sub = sub[sub[column] == value]
+    assert len(sub) == 10, where  # one per seed
+    return sub.set_index("seed")["pass_at_k"]
+
+
+@pytest.mark.parametrize("lr", [0.5, 2.0, 8.0])
+def test_demo13_psr_stays_above_the_reference_at_256_on_the_tabular_policy(default_results, lr):
+    """PSR (REINFORCE on 0/1 rewards) ends above the reference's pass@256 at every lr, by > 3 s.e."""
+    m, se = _mean_se(_passk_of(default_results, "negative_samples", 256, method="psr", lr=lr, shared_lr=0.0))
+    assert m - _ref(default_results, "all", 256) > 3 * se, (m, se)
+
+
+def test_demo13_nsr_falls_below_the_reference_at_256_at_the_largest_lr(default_results):
+    """At lr 8 on the tabular policy NSR ends below the reference's pass@256 (> 3 s.e.), and
+    below PSR on the same seeds; at lr 0.5 it ends above the reference."""
+    nsr = _passk_of(default_results, "negative_samples", 256, method="nsr", lr=8.0, shared_lr=0.0)
+    psr = _passk_of(default_results, "negative_samples", 256, method="psr", lr=8.0, shared_lr=0.0)
+    ref = _ref(default_results, "all", 256)
+    m, se = _mean_se(nsr)
+    assert ref - m > 3 * se, (m, se)
+    d, se = _mean_se(nsr - psr)
+    assert -d > 3 * se, (d, se)
+    m, se = _mean_se(_passk_of(default_results, "negative_samples", 256, method="nsr", lr=0.5, shared_lr=0.0))
+    assert m - ref > 3 * se, (m, se)
+
+
+def test_demo14_a_kl_penalty_keeps_the_shared_policy_above_the_reference_at_every_k(default_results):
+    """At shared lr 0.05, GRPO without a penalty falls below the reference at some k <= 256 in
+    every seed; with k3 in the loss at any β > 0 in none."""
+    runs = default_results["runs"]
+    kl = runs[(runs["experiment"] == "narrowing_remedies") & (runs["correct_answers"] == 1)]
+    assert (kl[kl["kl_beta"] == 0]["crossover_k"] > 0).all()
+    assert len(kl[kl["kl_beta"] > 0]) == 30 and (kl[kl["kl_beta"] > 0]["crossover_k"] == 0).all()
+
+
+def test_demo14_with_four_correct_answers_the_unlikeliness_reward_narrows_as_grpo_does(default_results):
+    """With 4 correct answers and shared weights, the unlikeliness reward's pass@256 is within 3
+    s.e. of GRPO's (paired by seed), and both end below the reference's."""
+    where = {"correct_answers": 4, "shared_lr": 0.05}
+    un = _passk_of(default_results, "narrowing_remedies", 256, method="unlikeliness", **where)
+    gr = _passk_of(default_results, "narrowing_remedies", 256, method="grpo", **where)
+    d, se = _mean_se(un - gr)
+    assert abs(d) < 3 * se, (d, se)
+    for x in (un, gr):
+        m, se = _mean_se(x)
+        assert _ref(default_results, "all", 256) - m > 3 * se, (m, se)
+
+
 # --- the claims the demos compute (rlvr/claims.py), on the default config ---
 
 
