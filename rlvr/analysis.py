@@ -51,6 +51,17 @@ def trained_passk(passk, experiment):
     return passk[(passk["experiment"] == experiment) & (passk["method"] != "reference")]
 
 
+def passk_and_reference(frames, experiment):
+    """An experiment's trained policies' pass@k over all prompts, the reference's pass@k by k, and
+    its runs; None where the results hold none of its runs (or no pass@k)."""
+    runs, passk, ref = frames["runs"], frames.get("passk"), frames["reference"]
+    if passk is None or "shared_lr" not in runs or not (runs["experiment"] == experiment).any():
+        return None
+    top = trained_passk(passk, experiment)
+    return (top[top["level"] == "all"], ref[ref["level"] == "all"].set_index("k")["pass_at_k"],
+            runs[runs["experiment"] == experiment])
+
+
 def final_by_run(curves, experiment, column, level="all"):
     """The last recorded value of a curves column per run: a DataFrame of the identifying
     columns, seed and the value."""

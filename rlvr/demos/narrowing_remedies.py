@@ -52,18 +52,8 @@ TEXT = {
 }
 
 
-def _results(frames):
-    """(trained pass@k over all prompts, the reference's pass@k by k, the runs), or None."""
-    runs, passk, ref = frames["runs"], frames.get("passk"), frames["reference"]
-    if passk is None or "shared_lr" not in runs or not (runs["experiment"] == EXPERIMENT).any():
-        return None
-    top = A.trained_passk(passk, EXPERIMENT)
-    return top[top["level"] == "all"], ref[ref["level"] == "all"].set_index("k")["pass_at_k"], \
-        runs[runs["experiment"] == EXPERIMENT]
-
-
 def table(frames, L):
-    got = _results(frames)
+    got = A.passk_and_reference(frames, EXPERIMENT)
     if got is None:
         return None
     top, ref, runs = got
@@ -87,7 +77,7 @@ def claims(frames):
     """What the README says of this demo, computed: whether a KL penalty keeps the shared-weight
     policy from falling below the reference, at what pass@1 cost; whether the unlikeliness reward
     does with several correct answers."""
-    got = _results(frames)
+    got = A.passk_and_reference(frames, EXPERIMENT)
     if got is None:
         return []
     top, ref, runs = got

@@ -55,16 +55,6 @@ TEXT = {
 }
 
 
-def _passk(frames):
-    """(trained pass@k rows over all prompts, the reference's pass@k by k, the runs), or None."""
-    runs, passk, ref = frames["runs"], frames.get("passk"), frames["reference"]
-    if passk is None or "shared_lr" not in runs or not (runs["experiment"] == EXPERIMENT).any():
-        return None
-    top = A.trained_passk(passk, EXPERIMENT)
-    return top[top["level"] == "all"], ref[ref["level"] == "all"].set_index("k")["pass_at_k"], \
-        runs[runs["experiment"] == EXPERIMENT]
-
-
 def _to_reference(top, ref, cfg, k):
     """The runs of one configuration: their pass@k minus the reference's, over seeds (Difference)."""
     here = A.select_rows(top, k=k, **{c: cfg[c] for c in ("method", "lr", "shared_lr")})
@@ -72,7 +62,7 @@ def _to_reference(top, ref, cfg, k):
 
 
 def table(frames, L):
-    got = _passk(frames)
+    got = A.passk_and_reference(frames, EXPERIMENT)
     if got is None:
         return None
     top, ref, runs = got
@@ -95,7 +85,7 @@ def table(frames, L):
 def claims(frames):
     """What the README says of this demo, computed: where NSR keeps pass@k at the largest k at or
     above the reference's and where it does not; NSR against PSR at the largest lr, paired."""
-    got = _passk(frames)
+    got = A.passk_and_reference(frames, EXPERIMENT)
     if got is None:
         return []
     top, ref, runs = got
