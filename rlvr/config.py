@@ -17,7 +17,8 @@ from typing import NamedTuple
 
 from . import io
 from .demos import DEMOS
-from .knobs import OPTIONAL, ROW_KNOBS, row_schema
+from .knobs import KNOBS, OBJECTIVE, OPTIONAL, ROW_KNOBS, row_schema
+from .objective import Objective
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
 
@@ -283,9 +284,10 @@ def validate_config(config):
         for row, keys in rows:
             check_method(keys["method"], row["method"])
             reads_correctness = "correctness" in getattr(ESTIMATORS.get(row["method"]), "needs", ())
-            need(not (reads_correctness and row["kl_beta"] and row["kl_placement"] == "reward"),
-                 keys["kl_placement"], f"{row['method']!r} reads each answer's correctness off its reward, "
-                 "which a KL penalty in the reward would blur; put the KL in the loss")
+            objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE})
+            need(not (reads_correctness and objective.kl_in_reward), keys["row"],
+                 f"{row['method']!r} reads each answer's correctness off its reward, which a KL penalty "
+                 "in the reward would blur; put the KL in the loss")
             need(row["correct_answers"] < task["M"], keys["correct_answers"],
                  f"{row['correct_answers']} leaves no wrong answer among task.M = {task['M']}")
             ident = tuple(row[field] for field in ROW_FIELDS)

@@ -41,6 +41,12 @@ class Objective(namedtuple("Objective", OBJECTIVE,
 
     __slots__ = ()
 
+    @property
+    def kl_in_reward(self):
+        """Whether a KL penalty is subtracted from the reward (verl use_kl_in_reward), so that
+        the estimator sees shaped rewards."""
+        return bool(self.kl_beta) and self.kl_placement == "reward"
+
     def check(self):
         """ValueError naming the first field that is not allowed."""
         for name, value in self._asdict().items():

@@ -183,7 +183,7 @@ def old_log_probs(z, y_b, prompt_of, ref_logp, obj, reads_logp):
     [R, M]: ([R, G] or None, [R, G] or None). log π_old is taken for a KL in the reward or an
     estimator that ranks answers by it; log π_ref for any KL term."""
     ref_y = np.take_along_axis(ref_logp[prompt_of], y_b, axis=1) if obj.kl_beta else None
-    kl_reward = obj.kl_beta and obj.kl_placement == "reward"
+    kl_reward = obj.kl_in_reward
     logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1) if kl_reward or reads_logp else None
     return logp_old, ref_y
 
@@ -191,7 +191,7 @@ def old_log_probs(z, y_b, prompt_of, ref_logp, obj, reads_logp):
 def shaped_rewards(r_b, logp_old, ref_y, obj):
     """The reward the estimator sees [R, G]: r_b [R, G], or with a KL in the reward (verl
     use_kl_in_reward) r − β k(y) from log π_old(y) and log π_ref(y) [R, G]."""
-    if not (obj.kl_beta and obj.kl_placement == "reward"):
+    if not obj.kl_in_reward:
         return r_b
     with np.errstate(over="ignore"):  # k3 = π_ref/π − 1 − log(π_ref/π) may overflow: caught after the update
         return r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)

@@ -87,7 +87,7 @@ BAD = [
     ({"training": {"rows": [ROW, dict(ROW, epochs=1)]}}, "training.rows[1]", "duplicates training.rows[0]"),
     ({"training": {"rows": [dict(ROW, shared_lr=-0.1)]}}, "training.rows[0].shared_lr", "it must be >= 0"),
     ({"training": {"rows": [dict(ROW, method="nsr", kl_beta=0.1, kl_placement="reward")]}},
-     "training.rows[0].kl_placement", "reads each answer's correctness off its reward"),
+     "training.rows[0]", "reads each answer's correctness off its reward"),
     ({"task": {"minority": {"levels": ["impossible"]}}}, "task.minority.levels[0]", "very_hard"),
     ({"task": {"minority": {"share": 1.5}}}, "task.minority.share", "it must be <= 1"),
     # issue 23: what used to be accepted and fail after computing
