@@ -183,8 +183,7 @@ def old_log_probs(z, y_b, prompt_of, ref_logp, obj, reads_logp):
     [R, M]: ([R, G] or None, [R, G] or None). log π_old is taken for a KL in the reward or an
     estimator that ranks answers by it; log π_ref for any KL term."""
     ref_y = np.take_along_axis(ref_logp[prompt_of], y_b, axis=1) if obj.kl_beta else None
-    kl_reward = obj.kl_in_reward
-    logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1) if kl_reward or reads_logp else None
+    logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1) if obj.kl_in_reward or reads_logp else None
     return logp_old, ref_y
 
 
