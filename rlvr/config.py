@@ -56,7 +56,16 @@ def experiment_schema(demo):
         "G": {**number, "default": 8},
         "seeds": {"$ref": "#/$defs/seeds", "default": demo.module.CONFIG["seeds"]},
         "rows": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/row"},
-                 "default": demo.module.CONFIG["rows"]}})
+                 "default": demo.module.CONFIG["rows"]},
+        # a --configfile that edits the default rows instead of copying them (edit_rows)
+        "add": {"description": "rows appended to `rows`", "type": "array", "minItems": 1,
+                "items": {"$ref": "#/$defs/row"}},
+        "change": {"description": "edits of single rows of `rows`: each {where: {knob: value, ...}, set: "
+                             "{knob: value, ...}}, where `where` picks exactly one row",
+                   "type": "array", "minItems": 1,
+                   "items": {"type": "object", "additionalProperties": False, "required": ["where", "set"],
+                             "properties": {"where": {"type": "object", "minProperties": 1},
+                                            "set": {"type": "object", "minProperties": 1}}}}})
     return {"description": f"demo {demo.number}, {demo.module.CONFIG['help']}", "type": "object",
             "additionalProperties": False, "default": {}, "properties": properties}
 
@@ -214,6 +223,8 @@ def validate_config(config):
     cfg = copy.deepcopy(dict(config or {}))
     validator = _schema_validator()
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))
+    if not errors and edit_rows(cfg):  # the edited rows are checked like any others
+        errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         lines = [f"config key {_key(e.absolute_path)}: {_plain(e)}" for e in errors]
         raise ConfigError("invalid config:\n  " + "\n  ".join(lines))
@@ -350,6 +361,40 @@ def load_config(path=None, base=DEFAULT_CONFIG):
     if path is not None and Path(path).resolve() != Path(base).resolve():
         cfg = merge(cfg, read_yaml(path))
     return validate_config(cfg)
+
+
+def edit_rows(cfg):
+    """Apply every rows section's `add` (rows appended) and `change` (one row's knobs set, the row
+    picked by `where`) to its `rows`, in place, and drop those keys; so that a --configfile, which
+    Snakemake merges key by key but whose lists replace the default's whole, can change one row
+    without copying the others. Returns whether anything was edited; ConfigError naming the
+    `where` that picks no row or several, or a knob that does not exist."""
+    edited, problems = False, []
+    for name in ROW_EXPERIMENTS:
+        section = cfg.get(name, {})
+        rows = section.get("rows", [])
+        for i, edit in enumerate(section.pop("change", [])):
+            key = f"{name}.change[{i}]"
+            unknown = [k for k in [*edit["where"], *edit["set"]] if k not in ROW_FIELDS]
+            if unknown:
+                problems += [f"config key {key}: unknown knob {k!r}{did_you_mean(k, ROW_FIELDS)}; the knobs "
+                             f"are: {', '.join(ROW_FIELDS)}" for k in unknown]
+                continue
+            where = edit["where"]
+            picked = [j for j, row in enumerate(rows) if all(row.get(k) == v for k, v in where.items())]
+            if len(picked) != 1:
+                which = ", ".join(f"{name}.rows[{j}]" for j in picked) or "none"
+                problems.append(f"config key {key}.where: {where} picks {len(picked)} rows ({which}), not "
+                                "one; give more of the row's knobs")
+                continue
+            rows[picked[0]] = {**rows[picked[0]], **edit["set"]}
+            edited = True
+        if "add" in section:
+            rows.extend(section.pop("add"))
+            edited = True
+    if problems:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
+    return edited
 
 
 def expand_rows(rows, section):

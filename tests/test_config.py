@@ -88,6 +88,14 @@ BAD = [
     ({"training": {"rows": [dict(ROW, shared_lr=-0.1)]}}, "training.rows[0].shared_lr", "it must be >= 0"),
     ({"training": {"rows": [dict(ROW, method="nsr", kl_beta=0.1, kl_placement="reward")]}},
      "training.rows[0]", "reads each answer's correctness off its reward"),
+    # issue 26: edits of single rows
+    ({"training": {"change": [{"where": {"method": "grpo"}, "set": {"lr": 1.0}}]}},
+     "training.change[0].where", "picks 3 rows (training.rows[3], training.rows[7], training.rows[9])"),
+    ({"training": {"change": [{"where": {"methd": "none"}, "set": {"lr": 1.0}}]}}, "training.change[0]",
+     "unknown knob 'methd' (did you mean 'method'?)"),
+    ({"training": {"change": [{"where": {"method": "none", "lr": 8.0}, "set": {"lr": -1}}]}},
+     "training.rows[8].lr", "-1 is not allowed: it must be > 0"),
+    ({"training": {"add": [{"method": "nope", "lr": 1.0}]}}, "training.rows[16].method", "unknown method"),
     ({"task": {"minority": {"levels": ["impossible"]}}}, "task.minority.levels[0]", "very_hard"),
     ({"task": {"minority": {"share": 1.5}}}, "task.minority.share", "it must be <= 1"),
     # issue 23: what used to be accepted and fail after computing
@@ -348,3 +356,18 @@ def test_rlvr_config_checks_a_file_and_names_the_line_of_a_yaml_error(tmp_path, 
     out = capsys.readouterr().out
     assert ("training          16 rows x  5 seeds =   80 runs  16 jobs" in out
             and "lr_sweep         off" in out)
+
+
+def test_change_and_add_edit_single_rows_and_leave_the_others():
+    """Issue 26: `change` sets knobs of the one row `where` picks, `add` appends rows; both keys
+    are gone from the validated config, and every other row is the default's, in its place."""
+    default = validate_config({})["training"]["rows"]
+    edit = {"change": [{"where": {"method": "none", "lr": 8.0}, "set": {"lr": 16.0}}],
+            "add": [{"method": "rloo", "lr": 4.0}]}
+    cfg = validate_config({"training": edit})
+    rows = cfg["training"]["rows"]
+    assert "change" not in cfg["training"] and "add" not in cfg["training"]
+    assert len(rows) == len(default) + 1
+    changed = [i for i, (a, b) in enumerate(zip(rows, default)) if a != b]
+    assert changed == [8] and rows[8] == {**default[8], "lr": 16.0}
+    assert (rows[-1]["method"], rows[-1]["lr"], rows[-1]["epochs"]) == ("rloo", 4.0, 1)  # defaults filled

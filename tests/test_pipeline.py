@@ -149,6 +149,19 @@ def test_changed_lr_reruns_only_that_rows_job(tiny_run, tmp_path):
     assert job_counts(snakemake(tiny_run, "-n", config=changed).stdout) == {"train": 1, **TRAINING_TAIL}
 
 
+def test_one_row_changed_or_added_by_a_second_configfile_reruns_that_row_alone(tiny_run, tmp_path):
+    """Issue 26: a --configfile that changes one row (`change`) and adds one (`add`) without
+    copying the rows list, merged by Snakemake over the config before it: two training jobs."""
+    edit = tmp_path / "edit.yaml"
+    edit.write_text(yaml.safe_dump({"training": {
+        "change": [{"where": {"method": "grpo"}, "set": {"lr": 3.0}}],
+        "add": [{"method": "rloo", "lr": 2.0}]}}))
+    proc = run([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(TINY),
+                str(edit), "--directory", str(tiny_run), "-n"])
+    assert job_counts(proc.stdout) == {"train": 2, **TRAINING_TAIL}, proc.stdout[-2000:]
+    assert "runs/training/grpo/lr3.0" in proc.stdout and "runs/training/rloo/lr2.0" in proc.stdout
+
+
 def test_added_seed_reruns_the_rows_that_train_it(tiny_run, tmp_path):
     cfg = yaml.safe_load(TINY.read_text())
     cfg["training"]["seeds"].append(7)
