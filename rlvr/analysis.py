@@ -63,11 +63,12 @@ def passk_and_reference(frames, experiment):
 
 
 def final_by_run(curves, experiment, column, level="all"):
-    """The last recorded value of a curves column per run: a DataFrame of the identifying
-    columns, seed and the value."""
+    """The last recorded value of a curves column (or of a list of them) per run: a DataFrame of
+    the identifying columns, seed and the value(s)."""
     c = curves[(curves["experiment"] == experiment) & (curves["level"] == level)]
     keys = [k for k in TrainRow.COLUMNS if k in c] + ["seed"]
-    return c.loc[c.groupby(keys, sort=False)["step"].idxmax(), keys + [column]]
+    return c.loc[c.groupby(keys, sort=False)["step"].idxmax(), keys + ([column] if isinstance(column, str)
+                                                                      else list(column))]
 
 
 def experiment_runs(frames, experiment, columns):

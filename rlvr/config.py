@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from . import io
 from .demos import DEMOS
-from .knobs import KNOBS, OBJECTIVE, OPTIONAL, ROW_KNOBS, row_schema
+from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_KNOBS, row_schema
 from .objective import Objective
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
@@ -167,7 +167,6 @@ def memory_mb(P, M, seeds=0):
     return 100 + (128 * P * M + 64 * P * M * seeds) / 2**20
 
 
-BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
 TYPES = {"number": "a number", "integer": "an integer", "string": "a string", "array": "a list",
          "object": "a mapping of keys", "boolean": "true or false", "null": "null"}
 
@@ -182,8 +181,8 @@ def _plain(error):
     """A schema error in plain words: the value, what is wrong with it and what is allowed."""
     how, value = error.validator, error.instance
     schema = error.schema if isinstance(error.schema, dict) else {}
-    if how in BOUNDS:
-        return f"{value!r} is not allowed: it must be {BOUNDS[how]} {error.validator_value}"
+    if how in BOUND_SIGNS:
+        return f"{value!r} is not allowed: it must be {BOUND_SIGNS[how]} {error.validator_value}"
     if how == "type":
         want = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
         return f"{_short(repr(value), 80)} is not {' or '.join(TYPES.get(w, w) for w in want)}"
@@ -294,11 +293,11 @@ def validate_config(config):
         check_G(f"{name}.G", ex["G"], [row["method"] for row, _ in rows])
         for row, keys in rows:
             check_method(keys["method"], row["method"])
-            reads_correctness = "correctness" in getattr(ESTIMATORS.get(row["method"]), "needs", ())
-            objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE})
-            need(not (reads_correctness and objective.kl_in_reward), keys["row"],
-                 f"{row['method']!r} reads each answer's correctness off its reward, which a KL penalty "
-                 "in the reward would blur; put the KL in the loss")
+            if "correctness" in getattr(ESTIMATORS.get(row["method"]), "needs", ()):
+                objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE})
+                need(not objective.kl_in_reward, keys["row"],
+                     f"{row['method']!r} reads each answer's correctness off its reward, which a KL "
+                     "penalty in the reward would blur; put the KL in the loss")
             need(row["correct_answers"] < task["M"], keys["correct_answers"],
                  f"{row['correct_answers']} leaves no wrong answer among task.M = {task['M']}")
             ident = tuple(row[field] for field in ROW_FIELDS)

@@ -117,7 +117,7 @@ def shared_lr_title(shared_lr):
     return "tabular (shared lr 0)" if shared_lr == 0 else f"shared lr {shared_lr:g}"
 
 
-MARKERS = ("s", "^", "D", "v", "P", "X", "o")  # a method's marker within its family (training_grid)
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # shapes that tell coinciding curves apart
 
 
 def row_style(lr, offset, base_lr):
@@ -150,9 +150,9 @@ def training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
     shade of one hue), a row per level, line style = offset / lr, 95% band over seeds. extra(ax,
     level, first) draws what every panel shares (the step-0 policy)."""
     base_lr, rows, families = training_rows(tr)
-    shape = {}  # a marker per method within its family, so that curves that coincide stay told apart
+    shape, shapes = {}, MARKERS[1:]  # a marker per method within its family (squares first)
     for m, _, _ in rows:
-        shape.setdefault(m, MARKERS[sum(style.family(o) == style.family(m) for o in shape) % len(MARKERS)])
+        shape.setdefault(m, shapes[sum(style.family(o) == style.family(m) for o in shape) % len(shapes)])
     n_legend = max(sum(style.family(m) == f for m, _, _ in rows) for f in families) + (extra is not None)
     fig, axes = subplots(len(levels), len(families), height=1.55 * len(levels) + 0.55 + 0.13 * n_legend,
                           sharex=True, sharey="row")

@@ -57,16 +57,17 @@ class Knob(NamedTuple):
         return None if ok else f"{self.name} = {value!r} must be {bounds(self)}"
 
 
+# a JSON-schema bound and its sign in words (also rlvr/config.py's plain-language errors)
+BOUND_SIGNS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+
+
 def bounds(knob):
     """The allowed values in words: "a whole number >= 1", "in (0, 1)", "> 1 (or 0: no dual clip)"."""
     v = knob.value
     if "exclusiveMinimum" in v and "exclusiveMaximum" in v:
         words = f"in ({v['exclusiveMinimum']:g}, {v['exclusiveMaximum']:g})"
     else:
-        words = " and ".join(f"{sign} {v[key]:g}"
-                             for key, sign in (("minimum", ">="), ("exclusiveMinimum", ">"),
-                                               ("maximum", "<="), ("exclusiveMaximum", "<"))
-                             if key in v)
+        words = " and ".join(f"{sign} {v[key]:g}" for key, sign in BOUND_SIGNS.items() if key in v)
     if knob.kind == "integer":
         words = f"a whole number {words}"
     return words + (f" (or {knob.none[1]})" if knob.none is not None else "")

@@ -8,7 +8,6 @@ from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
-from ..specs import TrainRow
 
 TITLE = "KL to the reference"
 SWITCHABLE = True
@@ -152,9 +151,6 @@ def claims(frames):
     return out
 
 
-MARKERS = ("o", "s", "^")  # one per KL estimator in the trade-off panels
-
-
 def kl_penalty(curves):
     kl, note = A.focus(curves[(curves["experiment"] == "kl_penalty") & (curves["level"] == "all")],
                       ("method", "kl_beta", "kl_estimator", "kl_placement"))
@@ -173,8 +169,7 @@ def kl_penalty(curves):
     for ax in axes[:, cols]:
         ax.sharex(axes[0, cols])
         ax.sharey(axes[0, cols])
-    keys = [k for k in TrainRow.COLUMNS if k in kl] + ["seed"]
-    last = kl.loc[kl.groupby(keys, sort=False)["step"].idxmax()]  # each run's final record
+    last = A.final_by_run(kl, "kl_penalty", ["kl_ref", "pass1"])  # each run's final record
     for i, place in enumerate(placements):
         trade = axes[i, cols]
         for _, run in last[last["kl_beta"] == 0].groupby("method", sort=False):
@@ -185,7 +180,7 @@ def kl_penalty(curves):
             here = last[penalised | (last["kl_beta"] == 0)]
             for method, run in here.groupby("method", sort=False):
                 s = run.groupby("kl_beta")[["kl_ref", "pass1"]].mean()
-                trade.plot(s["kl_ref"], s["pass1"], **F.tag(method), marker=MARKERS[n % len(MARKERS)],
+                trade.plot(s["kl_ref"], s["pass1"], **F.tag(method), marker=F.MARKERS[n % len(F.MARKERS)],
                            ms=3.5, mfc="white", lw=1, ls=("-", "--", ":")[n % 3],
                            label=est + (f", {style.label(method)}" if several else ""))
         trade.set_title(f"its cost, in the {place}")

@@ -198,9 +198,6 @@ def claims(frames):
     return out
 
 
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # coinciding methods stay told apart
-
-
 def shared_policy(ref, passk):
     sp, note = A.focus(A.trained_passk(passk, "shared_policy"), ("method", "shared_lr"))
     shared = sorted(sp["shared_lr"].unique())
@@ -226,7 +223,7 @@ def shared_policy(ref, passk):
             for n, (method, g) in enumerate(here.groupby("method", sort=False)):
                 g = g.assign(pass_at_k=(1 - g["pass_at_k"]) / (1 - g["k"].map(r))) if relative else g
                 s = A.over_seeds(g, "k", "pass_at_k")
-                marker = MARKERS[order.index(method) % len(MARKERS)]
+                marker = F.MARKERS[order.index(method) % len(F.MARKERS)]  # coinciding methods told apart
                 F.line(ax, s.index, s, method, marker=marker, ms=3.2 - 0.3 * n, mfc="none", mew=0.8,
                        lw=1.6 - 0.15 * n, label=style.label(method))
             F.log_ticks(ax, sp["k"])
