@@ -16,6 +16,9 @@ other than the version recorded for it.
 
 import ast
 import hashlib
+import json
+import os
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -226,11 +229,26 @@ def _module_code(module):
     return _code(_tree(module))
 
 
+# versions by "code <stage> <methods>" / "display <methods>": those read back for this very
+# source (use_saved), and those computed by this process (what save_versions writes)
+_saved, _computed = {}, {}
+_key = None  # the source they hold for (_source_key), taken before any version is computed
+
+
+def _remembered(key, compute):
+    if key not in _saved:
+        _computed[key] = compute()
+    return _saved.get(key) or _computed[key]
+
+
 @cache
 def code_version(stage, methods=()):
     """"<modules>:<hash>" of the code `python -m rlvr <stage>` runs with these estimators."""
-    modules = job_modules(stage)
-    return f"{','.join(modules)}:{_hash(modules, methods, stage)}"
+    def compute():
+        modules = job_modules(stage)
+        return f"{','.join(modules)}:{_hash(modules, methods, stage)}"
+
+    return _remembered(f"code {stage} {','.join(methods)}", compute)
 
 
 @cache
@@ -238,6 +256,10 @@ def display_version(methods):
     """A hash of how tables and figures show these estimators: each one's labels, its family and
     its place in the family (which picks its colour, rlvr/style.py). A relabel changes it; an
     estimator added after the others of its family does not."""
+    return _remembered(f"display {','.join(methods)}", lambda: _display_version(methods))
+
+
+def _display_version(methods):
     _, _, shown = _estimators()
     families, entries = {}, []
     for name, display in shown:
@@ -247,6 +269,49 @@ def display_version(methods):
         if name in methods:
             entries.append(f"{name}:{sorted(display.items())}:{len(place) - 1}")
     return _sha("\n".join(sorted(entries)))[:16]
+
+
+def _source_key():
+    """What the saved versions hold for: this source, parsed by this Python (ast.dump's text, so
+    the hashes, may differ between Python versions)."""
+    return f"{source_fingerprint()} python{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def use_saved(path):
+    """Take the versions saved at path (a JSON file, save_versions') if they were computed from
+    this very source; computing them again parses every module (~0.7 s a Snakefile parse)."""
+    global _key
+    _key = _source_key()
+    try:
+        saved = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return
+    if isinstance(saved, dict) and saved.get("source") == _key:
+        _saved.update(saved.get("versions", {}))
+
+
+def save_versions(path):
+    """Write the versions this process has read or computed to path (atomically), for the next
+    parse of the same source."""
+    if not _computed or _key is None or _source_key() != _key:  # nothing new, or the source changed meanwhile
+        return
+    path = Path(path)
+    text = json.dumps({"source": _key, "versions": {**_saved, **_computed}}, sort_keys=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def source_fingerprint():
+    """A hash of the bytes of every rlvr source file. The Snakefile takes it before it computes
+    any code version and hands it to the jobs (RLVR_SOURCE): a job that finds the same bytes
+    on disk runs the very code that was versioned, and needs no `check` (a few milliseconds
+    against a third of a second of parsing)."""
+    h = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        h.update(f"{path.relative_to(PACKAGE)}\0".encode() + path.read_bytes() + b"\0")
+    return h.hexdigest()[:32]
 
 
 def check(version, stage, methods=()):

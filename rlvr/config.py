@@ -8,6 +8,7 @@ enumerate jobs with the functions below, so they always agree on what to compute
 """
 
 import copy
+import dataclasses
 import difflib
 import itertools
 import math
@@ -15,7 +16,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from . import io
+from . import io, specs
 from .demos import DEMOS
 from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_KNOBS, row_schema
 from .objective import Objective
@@ -435,31 +436,56 @@ def gradstat_jobs(cfg):
     return [GradStatJob(m, tuple(cases), gs["G"], gs["n_reps"], gs["seed"]) for m, cases in by_method.items()]
 
 
-def train_rows(cfg):
-    """Every training job: the rows of each demo with a `rows:` list (demo 3's, the lr sweep, ...),
-    then those of each demo that makes its own from its section (its module's train_rows: demo
-    4's group sizes, dynamic sampling). Each row trains all seeds."""
+def rows_by_demo(cfg):
+    """Every training row, by the demo that asks for it: the rows of each demo with a `rows:`
+    list (demo 3's, the lr sweep, ...), then those of each demo that makes its own from its
+    section (its module's train_rows: demo 4's group sizes, dynamic sampling); a row holds
+    all of its seeds. This order is the order of the aggregated files' rows."""
     trainer, k = cfg["trainer"], tuple(cfg["reference"]["k"])
 
     def row(experiment, method, lr, offset, G, pps, steps, seeds, max_rounds=0, **knobs):
         return TrainRow(experiment, method, float(lr), float(offset), G, pps, steps, max_rounds,
-                        tuple(seeds), trainer["value_lr"], trainer["eval_every"], k, **knobs)
+                        tuple(sorted(seeds)), trainer["value_lr"], trainer["eval_every"], k, **knobs)
 
     def knobs_of(r):
         """A row's knobs beyond the estimator and its step, as TrainRow takes them (Knob.cast)."""
         return {knob.name: knob.cast(r[knob.name]) for knob in OPTIONAL}
 
-    rows = []
+    rows = {}
     for name in ROW_EXPERIMENTS:
         ex = cfg[name]
         if name == "training" or ex["enabled"]:
-            rows += [row(name, r["method"], r["lr"], r["reward_offset"], ex["G"], ex["prompts_per_step"],
-                         ex["steps"], ex["seeds"], **knobs_of(r)) for r, _ in expand_rows(ex["rows"], name)]
-    for demo in DEMOS:  # demos that make their own rows from their section, after the `rows:` demos
-        # (the jobs' order is the order of the aggregated files' rows)
+            rows[name] = [row(name, r["method"], r["lr"], r["reward_offset"], ex["G"], ex["prompts_per_step"],
+                              ex["steps"], ex["seeds"], **knobs_of(r))
+                          for r, _ in expand_rows(ex["rows"], name)]
+    for demo in DEMOS:
         if hasattr(demo.module, "train_rows") and _asked_for(cfg, demo):
-            rows += demo.module.train_rows(cfg[demo.name], row)
+            rows[demo.name] = demo.module.train_rows(cfg[demo.name], row)
     return rows
+
+
+def train_rows(cfg):
+    """Every training row, all of its seeds in one (rows_by_demo's, in order)."""
+    return [row for rows in rows_by_demo(cfg).values() for row in rows]
+
+
+def train_jobs(rows, results=None):
+    """The training jobs of these rows: each row's seeds split (rlvr/specs.py's seed_blocks) into
+    the blocks whose files are already under the results directory, and one block of the rest;
+    without a results directory, one job a row."""
+    listed = {}  # directory -> its file names, listed once
+
+    def computed(row):
+        """The seed blocks of this row whose job finished (its .run file, written last, exists)."""
+        folder, name = Path(results, row.row_path).parent, Path(row.row_path).name
+        if folder not in listed:
+            names = os.listdir(folder) if folder.is_dir() else []
+            listed[folder] = [specs.BLOCK_FILE.match(f) for f in names]
+        return [specs.label_seeds(m["seeds"]) for m in listed[folder]
+                if m and m["row"] == name and m["suffix"] == ".run.parquet"]
+
+    return [dataclasses.replace(row, seeds=block) for row in rows
+            for block in specs.seed_blocks(row.seeds, computed(row) if results else ())]
 
 
 def _asked_for(cfg, demo):
@@ -477,11 +503,12 @@ def figures(cfg=None):
     return [(name, demo.category) for demo in DEMOS if _asked_for(cfg, demo) for name in demo.figures]
 
 
-def summary(cfg, to_run=None, default=DEFAULT_CONFIG):
+def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
     """Lines saying what a config asks for: per experiment, rows x seeds and jobs, so that a row
     a --configfile dropped is visible before anything runs. to_run: {experiment or
-    "gradient_stats": the jobs that will run now} (None: not known). A row list shorter than the
-    default config's is pointed out: a --configfile list replaces the default's, never extends it."""
+    "gradient_stats": the jobs that will run now} (None: not known); n_jobs: {experiment: its
+    training jobs} (None: one a row). A row list shorter than the default config's is pointed
+    out: a --configfile list replaces the default's, never extends it."""
     base = {}
     if default and Path(default).is_file():
         for r in train_rows(validate_config(read_yaml(default))):
@@ -495,14 +522,15 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG):
             return f"{total} jobs"
         return f"{to_run.get(name, 0)} of {total} jobs to run"
 
-    n_jobs = len(gradstat_jobs(cfg))
-    lines = [f"{'gradient_stats':<16} {len(gradstat_cases(cfg)):3d} cases of {n_jobs:2d} methods"
-             f"{'':11}{jobs('gradient_stats', n_jobs)}"]
+    n_methods = len(gradstat_jobs(cfg))
+    lines = [f"{'gradient_stats':<16} {len(gradstat_cases(cfg)):3d} cases of {n_methods:2d} methods"
+             f"{'':11}{jobs('gradient_stats', n_methods)}"]
     for name, rows in by_experiment.items():
         runs = sum(len(r.seeds) for r in rows)
         seeds = {len(r.seeds) for r in rows}
         seeds = f"{seeds.pop():2d} seeds" if len(seeds) == 1 else "   seeds"
-        lines.append(f"{name:<16} {len(rows):3d} rows x {seeds} = {runs:4d} runs  {jobs(name, len(rows))}")
+        total = (n_jobs or {}).get(name, len(rows))
+        lines.append(f"{name:<16} {len(rows):3d} rows x {seeds} = {runs:4d} runs  {jobs(name, total)}")
         if len(rows) < base.get(name, 0):
             lines.append(f"{'':17}note: {Path(default).name} has {base[name]} rows here: a list in "
                          "--configfile replaces the default list, it does not extend it")

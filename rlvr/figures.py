@@ -21,21 +21,26 @@ LEVEL_LABELS = {**LABELS["en"]["levels"], "all": "all prompts"}
 FORMATS = ("png", "pdf")  # PNG for the report and screens, PDF (vector) for papers
 
 
-def plt():
+def matplotlib():
+    """matplotlib with the report's style (rlvr/style.py); figures are made without pyplot,
+    whose import (a third of a second) a job that only writes files does not need."""
     import matplotlib
 
-    matplotlib.use("Agg")  # files only, no screen
-    import matplotlib.pyplot as plt
+    matplotlib.rcParams.update(style.RC)
+    return matplotlib
 
-    plt.rcParams.update(style.RC)
-    return plt
+
+def figure(**kw):
+    """A new matplotlib Figure (kw as Figure takes them), in the report's style."""
+    matplotlib()
+    from matplotlib.figure import Figure
+
+    return Figure(**kw)
 
 
 def save(fig, outdir, name):
     """Write fig as name.png and name.pdf, each drawn into memory and then written atomically:
     a figure is complete under its name or absent. No dates in the PDF: same bytes every run."""
-    import matplotlib.pyplot as plt
-
     paths = []
     for fmt in FORMATS:
         buffer = BytesIO()
@@ -44,14 +49,14 @@ def save(fig, outdir, name):
         fig.set_layout_engine("none")  # laid out once: the next format reuses the positions
         paths.append(Path(outdir) / f"{name}.{fmt}")
         io.write_bytes(paths[-1], buffer.getvalue())
-    plt.close(fig)
     return paths
 
 
 def subplots(nrows=1, ncols=1, height=2.4, **kw):
     """A figure printed at its size in a paper: a column wide for one panel, a page wide for more."""
     width = style.COLUMN if nrows * ncols == 1 else style.PAGE
-    return plt().subplots(nrows, ncols, figsize=(width, height), layout="constrained", squeeze=False, **kw)
+    fig = figure(figsize=(width, height), layout="constrained")
+    return fig, fig.subplots(nrows, ncols, squeeze=False, **kw)
 
 
 def tag(method):
@@ -193,23 +198,19 @@ def draw_figure(name, frames):
     return figures()[name][0](frames)
 
 
-def write_figures(frames, outdir, names=None, drop=()):
-    """Write the named report figures (default: all) as PNG and PDF under outdir and delete the
-    figures named in drop (those of demos the config no longer asks for); return the paths written."""
+def write_figures(frames, outdir, names=None):
+    """Write the named report figures (default: all) as PNG and PDF under outdir; return the
+    paths written."""
     every = figures()
     names = list(every) if names is None else names
-    for name in [*names, *drop]:
+    for name in names:
         if name not in every:
             raise ValueError(f"unknown figure {name!r}; the figures are: {', '.join(every)}")
-    for name in names:
         missing = [k for k in every[name][1] if k not in frames]
         if missing:
             raise ValueError(f"figure {name!r} needs " + ", ".join(f"--{k}" for k in missing))
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    for name in drop:
-        for fmt in FORMATS:
-            (outdir / f"{name}.{fmt}").unlink(missing_ok=True)
     paths = []
     for name in names:
         paths += save(every[name][0](frames), outdir, name)

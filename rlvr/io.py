@@ -191,14 +191,28 @@ def read_pandas(path):
 
 def concat_tables(tables, names, order=None):
     """One table from tables with one schema (names: where each came from, for the error);
-    with order, a list of (reward_offset, method, level) keys, rows sorted into that order."""
+    a training row trained in several jobs (its seeds in blocks, consecutive names of one row:
+    rlvr/specs.py) in seed order, as if one job had trained them; with order, a list of
+    (reward_offset, method, level) keys, rows sorted into that order."""
+    import itertools
+
+    import numpy as np
     import pyarrow as pa
+
+    from .specs import row_of
 
     first = tables[0].schema
     for name, t in zip(names, tables):
         if not t.schema.equals(first, check_metadata=False):
             raise InputError(f"{name}: columns {t.column_names} differ from {names[0]}; delete it and rerun")
-    table = pa.concat_tables(tables)
+    rows = []
+    for _, blocks in itertools.groupby(zip(names, tables), key=lambda x: row_of(str(x[0]))):
+        blocks = [t for _, t in blocks]
+        if len(blocks) > 1:  # a stable sort: each seed's rows keep their order
+            row = pa.concat_tables(blocks)
+            blocks = [row.take(np.argsort(row.column("seed").to_numpy(), kind="stable"))]
+        rows += blocks
+    table = pa.concat_tables(rows)
     if order is not None:
         rank = {tuple(key): i for i, key in enumerate(order)}
         keys = zip(*(table.column(c).to_pylist() for c in ("reward_offset", "method", "level")))

@@ -6,6 +6,7 @@ each job its spec as JSON; the job rebuilds it with `from_json` and computes fro
 """
 
 import json
+import re
 from dataclasses import asdict, dataclass, field, fields, make_dataclass
 
 from .knobs import OBJECTIVE, OPTIONAL, path_tokens
@@ -23,14 +24,13 @@ class _Job:
     prompts_per_step: int
     steps: int
     max_rounds: int  # > 0: dynamic sampling with at most this many rounds a step
-    seeds: tuple  # trained together, each with its own generator
+    seeds: tuple  # trained together in one job, each with its own generator; ascending
     value_lr: float  # the learned baseline's step (read only by `learned`)
     eval_every: int  # pass@1 recorded every this many steps
     k: tuple  # exact pass@k of the trained policies for these k
 
     # the columns that identify the row in each of its Parquet tables (runs, curves, passk_trained);
-    # with steps they also name its files: seeds and the shared settings do not, so adding a seed
-    # reruns this row's job under the same path
+    # with steps and the seeds they also name its files (the shared settings do not)
     COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds",
                *(knob.name for knob in OPTIONAL))
     OBJECTIVE = OBJECTIVE
@@ -42,12 +42,17 @@ class _Job:
         return Objective(**{name: getattr(self, name) for name in self.OBJECTIVE})
 
     @property
-    def path(self):
-        """Path of the row's files under results/, without the suffix; a knob away from its default
-        adds its token and value (rlvr/knobs.py), so the lecture's rows keep their paths."""
+    def row_path(self):
+        """What names the row under results/, whatever its seeds; a knob away from its default
+        adds its token and value (rlvr/knobs.py), so the lecture's rows keep their names."""
         return (f"runs/{self.experiment}/{self.method}/lr{self.lr!r}_off{self.reward_offset!r}"
                 f"_G{self.G}_n{self.prompts_per_step}_s{self.steps}_dyn{self.max_rounds}"
                 f"{path_tokens({k.name: getattr(self, k.name) for k in OPTIONAL})}")
+
+    @property
+    def path(self):
+        """Path of this job's files under results/, without the suffix: the row's, then its seeds."""
+        return f"{self.row_path}{SEEDS}{seeds_label(self.seeds)}"
 
     @property
     def methods(self):
@@ -60,6 +65,54 @@ class _Job:
 TrainRow = make_dataclass("TrainRow", [(k.name, type(k.spec_default), field(default=k.spec_default))
                                        for k in OPTIONAL], bases=(_Job,), frozen=True)
 TrainRow.__module__ = __name__
+
+
+# A row's seeds may be trained in several jobs (blocks): a seed's numbers do not depend on the
+# seeds trained beside it (rlvr/training.py), so adding a seed trains only that seed, and the
+# files of every set of seeds a config asked for stay side by side, read again when asked again.
+SEEDS = "_seeds"  # in a job's path: the row's path, SEEDS, then the seeds as seeds_label writes them
+
+
+def seeds_label(seeds):
+    """Ascending seeds as runs of consecutive ones: (0, 1, 2, 3, 4) -> "0-4", (0, 2, 3) -> "0_2-3"."""
+    runs = []
+    for seed in seeds:
+        if runs and seed == runs[-1][1] + 1:
+            runs[-1][1] = seed
+        else:
+            runs.append([seed, seed])
+    return "_".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def label_seeds(label):
+    """The seeds seeds_label wrote as label: "0_2-3" -> (0, 2, 3)."""
+    seeds = []
+    for part in label.split("_"):
+        a, _, b = part.partition("-")
+        seeds += range(int(a), int(b or a) + 1)
+    return tuple(seeds)
+
+
+BLOCK_FILE = re.compile(rf"^(?P<row>.*){SEEDS}(?P<seeds>\d+(?:-\d+)?(?:_\d+(?:-\d+)?)*)(?P<suffix>(\.\w+)*)$")
+
+
+def row_of(name):
+    """The row path of a training job's file name or path (anything else: name itself)."""
+    match = BLOCK_FILE.match(name)
+    return match["row"] if match else name
+
+
+def seed_blocks(seeds, computed=()):
+    """How a row's seeds split into jobs: each computed block (a tuple of seeds whose files
+    exist) that lies wholly within seeds, largest first, none overlapping one taken before;
+    then one block of the seeds none of them holds. Ordered by first seed."""
+    wanted, taken, blocks = set(seeds), set(), []
+    for block in sorted(set(computed), key=lambda b: (-len(b), b)):
+        if wanted >= set(block) and not taken & set(block):
+            blocks.append(block)
+            taken |= set(block)
+    rest = tuple(sorted(wanted - taken))
+    return sorted(blocks + ([rest] if rest else []))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ The same 8 examples on every run (derandomize), so CI is reproducible; a failure
 import os
 from io import BytesIO
 
-import matplotlib.pyplot as plt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -135,4 +134,3 @@ def test_every_accepted_config_computes_tables_and_draws(raw, tmp_path_factory):
     for name, _ in figures(cfg):
         fig = draw_figure(name, frames)
         fig.savefig(BytesIO(), format="png", dpi=20)  # lays out and renders every artist
-        plt.close(fig)

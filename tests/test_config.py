@@ -138,7 +138,7 @@ def test_empty_config_gets_the_lecture_defaults():
                      "group_size": tuple(range(40)), "dynamic": tuple(range(20))}
     assert len({row.path for row in rows}) == len(rows)
     # the lecture's rows keep their paths: only an objective other than the default names itself
-    assert all(row.path.endswith(f"_dyn{row.max_rounds}") for row in rows
+    assert all(row.row_path.endswith(f"_dyn{row.max_rounds}") for row in rows
                if row.objective == Objective() and not row.shared_lr and row.correct_answers == 1)
     # 4 methods x 2 offsets on medium, grpo on the 3 other levels (medium is shared),
     # 6 further estimators x 2 offsets on medium

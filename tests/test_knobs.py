@@ -41,8 +41,8 @@ def test_a_row_at_the_defaults_keeps_the_lectures_path_and_a_changed_knob_names_
                                                  {"method": "grpo", "lr": 2.0, "clip_c": 3,
                                                   "correct_answers": 2}]}})
     plain, changed = (r for r in train_rows(cfg) if r.experiment == "training")
-    assert plain.path == "runs/training/grpo/lr2.0_off0.0_G8_n16_s300_dyn0"
-    assert changed.path == plain.path + "_clip_c3.0_correct2"
+    assert plain.row_path == "runs/training/grpo/lr2.0_off0.0_G8_n16_s300_dyn0"
+    assert changed.row_path == plain.row_path + "_clip_c3.0_correct2"
     assert changed.objective.clip_c == 3.0 and plain.objective.clip_c == 0.0  # null: no dual clip
 
 

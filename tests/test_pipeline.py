@@ -5,12 +5,16 @@ import re
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import PYTHON, REPO, run, same_table
 
+from rlvr import config as C
 from rlvr.demos import DEMOS
+from rlvr.task import read_task
+from rlvr.training import row_columns
 
 TINY = REPO / "config" / "test.yaml"
 CONTRACT = {
@@ -138,7 +142,13 @@ def test_a_figure_without_its_input_is_refused_before_drawing(tiny_run, tmp_path
     assert not (tmp_path / "figs").exists()
 
 
-TRAINING_TAIL = {"aggregate_training": 1, "aggregate_passk": 1, "tables": 1, "figures_training": 1, "all": 1}
+# what follows a changed row of demo 3: its aggregates, the tables, and the figures of the demos
+# that read demo 3's rows (3 and 6), no other figure
+TRAINING_TAIL = {"aggregate_training": 1, "aggregate_passk": 1, "tables": 1, "figures_training": 1,
+                 "figures_passk_after_training": 1, "all": 1}
+# every figures job of the tiny config (one per demo with figures), and those that read training rows
+FIGURE_JOBS = {f"figures_{demo.name}" for demo in DEMOS if demo.figures}
+TRAINED_FIGURE_JOBS = FIGURE_JOBS - {"figures_reference", "figures_gradients"}
 
 
 def test_changed_lr_reruns_only_that_rows_job(tiny_run, tmp_path):
@@ -162,13 +172,36 @@ def test_one_row_changed_or_added_by_a_second_configfile_reruns_that_row_alone(t
     assert "runs/training/grpo/lr3.0" in proc.stdout and "runs/training/rloo/lr2.0" in proc.stdout
 
 
-def test_added_seed_reruns_the_rows_that_train_it(tiny_run, tmp_path):
+def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(tiny_run, tmp_path):
+    """Issue 26: a seed added to a row trains in a job of its own (the row's first seeds keep their
+    file and their numbers, bit for bit); going back to the config before plans no training job,
+    nor does asking for the added seed again; `clean` then deletes the added seed's files only."""
+    for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
+        shutil.copytree(tiny_run / name, tmp_path / name)
     cfg = yaml.safe_load(TINY.read_text())
     cfg["training"]["seeds"].append(7)
-    changed = tmp_path / "seeds.yaml"
-    changed.write_text(yaml.safe_dump(cfg))
-    counts = job_counts(snakemake(tiny_run, "-n", config=changed).stdout)
-    assert counts == {"train": 2, **TRAINING_TAIL}  # the two rows of demo 3, each with all its seeds
+    more = tmp_path / "seeds.yaml"
+    more.write_text(yaml.safe_dump(cfg))
+    dry = snakemake(tmp_path, "-n", config=more).stdout
+    assert job_counts(dry) == {"train": 2, **TRAINING_TAIL}  # the two rows of demo 3, seed 7 alone
+    trained = re.findall(r"wildcards: row=(\S+)", dry)
+    assert len(trained) == 2 and all(row.endswith("_seeds7") for row in trained), trained
+    snakemake(tmp_path, "-c2", config=more)
+    before = pq.read_table(tiny_run / "results/runs.parquet").to_pandas()
+    after = pq.read_table(tmp_path / "results/runs.parquet").to_pandas()
+    added = (after["experiment"] == "training") & (after["seed"] == 7)
+    assert added.sum() == 2 and after[~added].reset_index(drop=True).equals(before)
+    # demo 3's rows trained in one job each give the same numbers (rlvr/training.py: seed by seed)
+    rows = C.rows_by_demo(C.load_config(more))["training"]
+    task = read_task(tmp_path / "results/task.parquet")
+    one_job = pa.concat_tables([pa.table(row_columns(task, row)[0]) for row in rows]).to_pandas()
+    assert after[after["experiment"] == "training"].reset_index(drop=True).equals(one_job)
+    for config in (TINY, more):  # back, and forth again: the files of both are there
+        assert "train" not in job_counts(snakemake(tmp_path, "-n", config=config).stdout)
+    out = run([PYTHON, "-m", "rlvr", "clean", "--config", str(TINY)], cwd=tmp_path).stdout
+    deleted = [line.split()[1] for line in out.splitlines() if line.startswith("deleted ")]
+    assert len(deleted) == 2 * 4 + 2 and all("_seeds7." in path for path in deleted), out  # files, logs
+    assert "train" not in job_counts(snakemake(tmp_path, "-n").stdout)  # what TINY names is all kept
 
 
 def test_a_declared_output_that_is_deleted_is_made_again(tiny_run, tmp_path):
@@ -238,10 +271,11 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     replace("cli.py", claims, '    s.add_argument("--new")\n' + claims)
     assert planned() == {}
     replace("estimators.py", 'label="GRPO",', 'label="GRPO, relabelled",')
-    assert planned() == {"tables": 1, "figures_reference_gradients": 1, "figures_training": 1, "all": 1}
+    assert planned() == {"tables": 1, "all": 1, **dict.fromkeys(FIGURE_JOBS, 1)}
     replace("estimators.py", 'label="GRPO, relabelled",', 'label="GRPO",')  # as it was
     counts = edit("training.py", "\nEDITED = True\n")
-    assert counts == {"train": len(train_rows(load_config(TINY))), **TRAINING_TAIL}  # every training row
+    assert counts == {"train": len(train_rows(load_config(TINY))), "aggregate_training": 1,  # every row
+                      "aggregate_passk": 1, "tables": 1, "all": 1, **dict.fromkeys(TRAINED_FIGURE_JOBS, 1)}
     counts = edit("metrics.py", "\nEDITED = True\n")  # pass@k: training, reference, gradient stats
     assert {"train", "reference_passk", "gradient_stats", "exact_curve"} <= set(counts)
     assert "task" not in counts
@@ -319,3 +353,23 @@ def test_the_readme_snippets_run_on_the_results(tiny_run, capsys, monkeypatch):
     exec(api[0], {})
     seeds = eval(capsys.readouterr().out)
     assert len(seeds) == 2 and all(0.24 < p < 1 for p in seeds)  # above the reference's 0.241
+
+
+def test_saved_code_versions_hold_only_for_the_source_they_were_computed_from(tmp_path):
+    """A parse saves its code versions (.snakemake/rlvr.code-versions.json) for the next parse of
+    the same source: read back only if they were computed from these very bytes and Python."""
+    show = ("import sys\nfrom rlvr import codeversion as cv\ncv.use_saved(sys.argv[1])\n"
+            "print(cv.code_version('task'))\ncv.save_versions(sys.argv[1])\n")
+
+    def version(path):
+        return run([PYTHON, "-c", show, str(path)], cwd=REPO).stdout.strip()
+
+    computed = version(tmp_path / "new.json")
+    saved = json.loads((tmp_path / "new.json").read_text())
+    assert saved["versions"] == {"code task ": computed} and version(tmp_path / "new.json") == computed
+    for source, expected in ((saved["source"], "saved"), ("another source", computed),
+                             (saved["source"].replace("python3", "python2"), computed)):
+        (tmp_path / "v.json").write_text(json.dumps({"source": source, "versions": {"code task ": "saved"}}))
+        assert version(tmp_path / "v.json") == expected, source
+    (tmp_path / "v.json").write_text("{not json")
+    assert version(tmp_path / "v.json") == computed

@@ -85,7 +85,7 @@ def test_sigkill_at_three_points_then_rerun_gives_the_uninterrupted_results(tmp_
         proc.wait()
         assert ok, f"the run ended before reaching {point}"
         assert every_parquet_is_whole(results), point
-    snakemake(tmp_path, "-c1")  # completes despite the leftover locks and incomplete markers
+    snakemake(tmp_path, "-c2")  # completes despite the leftover locks and incomplete markers
     for name in CONTRACT:
         assert same_table(pq.read_table(results / name), pq.read_table(in_process / name)), name
     assert every_parquet_is_whole(results) and no_temporaries(results)
@@ -110,7 +110,7 @@ def test_a_job_killed_by_a_signal_says_which(tmp_path):
 def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_process):
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
-    name = "results/runs/training/grpo/lr2.0_off0.0_G4_n4_s20_dyn0.run.parquet"
+    name = "results/runs/training/grpo/lr2.0_off0.0_G4_n4_s20_dyn0_seeds0-1.run.parquet"
     run_file = tmp_path / name
     data = bytearray(run_file.read_bytes())
     data[100] ^= 0x10  # one bit flipped in a data page between stages
@@ -125,7 +125,7 @@ def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_p
         assert same_table(pq.read_table(tmp_path / "results" / name), pq.read_table(in_process / name)), name
     # a whole file of another row copied over this one (issue 23): refused by name, the aggregate
     # that would have used it is not kept, and deleting the copy recomputes the row
-    other = "runs/training/none/lr2.0_off0.0_G4_n4_s20_dyn0.run.parquet"
+    other = "runs/training/none/lr2.0_off0.0_G4_n4_s20_dyn0_seeds0-1.run.parquet"
     shutil.copy(tmp_path / "results" / other, run_file)
     proc = snakemake(tmp_path, "-c2", check=False)
     assert proc.returncode != 0
@@ -150,7 +150,7 @@ def test_a_table_or_figure_edited_by_hand_is_named_and_forcerun_restores_it(tiny
     edited = [line for line in dry.stderr.splitlines() if "not what rlvr wrote" in line]
     assert len(edited) == 2, dry.stderr[-2000:]
     assert "results/tables/demo3_training.md" in edited[0] + edited[1]
-    assert any("results/figures/bias_vs_p.png" in line and "--forcerun figures_reference_gradients" in line
+    assert any("results/figures/bias_vs_p.png" in line and "--forcerun figures_gradients" in line
                for line in edited)
     assert "Nothing to be done" in dry.stdout + dry.stderr  # reported, not rewritten behind the user's back
     snakemake(tmp_path, "-c2", "--forcerun", "tables")

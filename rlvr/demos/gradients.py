@@ -173,7 +173,8 @@ def bias_vs_p(exact, gs):
     from matplotlib.ticker import NullFormatter
 
     # one panel with its legend beside it: most of a page wide, every label whole
-    fig, axes = F.plt().subplots(figsize=(0.85 * style.PAGE, 3.4), layout="constrained", squeeze=False)
+    fig = F.figure(figsize=(0.85 * style.PAGE, 3.4), layout="constrained")
+    axes = fig.subplots(squeeze=False)
     ax = axes[0, 0]
     curves = {m: s.sort_values("p") for m, s in exact.groupby("method", sort=False)}
     # estimators with the same exact curve (the unbiased ones, all at 1) are one grey line that

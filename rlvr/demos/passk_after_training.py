@@ -11,6 +11,7 @@ from .. import style
 TITLE = "pass@k after training"
 SWITCHABLE = False
 ROWS = False
+READS = ("training",)  # the demos whose rows its table and figures read (its own: none)
 
 TEXT = {
     "en": {

@@ -75,7 +75,8 @@ def passk_by_level(ref):
     fig, axes = F.subplots(height=2.3)
     ax = axes[0, 0]
     levels = [lv for lv in LEVELS if lv in set(ref["level"])]
-    shades = F.plt().cm.viridis(np.linspace(0, 0.8, len(levels)))  # levels are ordered: a sequential map
+    # levels are ordered: a sequential map
+    shades = F.matplotlib().colormaps["viridis"](np.linspace(0, 0.8, len(levels)))
     for level, colour in zip([*levels, "all"], [*shades, "0.45"]):
         sub = ref[ref["level"] == level].sort_values("k")
         ax.plot(sub["k"], sub["pass_at_k"], marker="o", ms=2.5, color=colour,

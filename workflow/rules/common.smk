@@ -11,8 +11,14 @@ BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not installed
 
 from rlvr import config as C
-from rlvr import specs
-from rlvr.codeversion import code_version, display_version
+from rlvr import io, specs
+from rlvr.codeversion import (
+    code_version,
+    display_version,
+    save_versions,
+    source_fingerprint,
+    use_saved,
+)
 from rlvr.demos import DEMOS
 
 try:
@@ -27,9 +33,19 @@ LOGS = "logs"
 ENV = "../envs/rlvr.yaml"  # each rule's conda environment, used with --sdm conda
 TASK = f"{RESULTS}/{C.TASK_FILE}"
 
-# every training job (one per row, all its seeds) and gradient-statistics job (one per method),
-# by the path that names it; a rule passes the job its spec as JSON and Snakemake records it
-TRAIN_ROWS = {row.path: row for row in C.train_rows(config)}
+# every training job and gradient-statistics job (one per method), by the path that names it; a
+# rule passes the job its spec as JSON and Snakemake records it. A training job trains a block
+# of a row's seeds: the blocks already under results/ are kept, the rest is one new job
+# (rlvr/config.py's train_jobs), so an added seed trains alone and a config asked for again
+# finds its files
+ROWS_BY_DEMO = C.rows_by_demo(config)
+TRAIN_ROWS = {
+    job.path: job
+    for job in C.train_jobs(
+        [row for rows in ROWS_BY_DEMO.values() for row in rows], RESULTS
+    )
+}
+ROW_OF_JOB = {path: job.row_path for path, job in TRAIN_ROWS.items()}
 GRADSTAT_JOBS = {job.method: job for job in C.gradstat_jobs(config)}
 
 
@@ -45,13 +61,16 @@ def job_environment():
     """Shell prefix of every job: `python -m rlvr` runs the rlvr beside this Snakefile, with the
     Python that runs Snakemake, or the job's own conda environment's Python under --sdm conda.
     Kept out of the rules' params, so that where the project lives and how Snakemake was
-    started do not count as a change of the results. One BLAS thread: rlvr's maths does not
-    use BLAS, and a job should not start threads it does not use.
+    started do not count as a change of the results. RLVR_SOURCE: the source's fingerprint,
+    taken before any code version (rlvr/codeversion.py), so that a job whose source is the
+    same bytes skips hashing it again. One BLAS thread: rlvr's maths does not use BLAS, and a
+    job should not start threads it does not use.
     """
     from snakemake.settings.types import DeploymentMethod
 
     prefix = (
         f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(BASE))}; "
+        f"export RLVR_SOURCE={source_fingerprint()}; "
         "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; "
         f"trap {shlex.quote(SAY_SIGNAL)} ERR; "
     )
@@ -63,6 +82,13 @@ def job_environment():
 
 
 shell.prefix(job_environment())
+
+# Snakemake's own state directory: rlvr's run lock and saved code versions live there too
+STATE = Path(".snakemake")
+# the code versions of the last parse of this very source (rlvr/codeversion.py), saved at the
+# end of the parse: computing them parses every rlvr module
+CODE_VERSIONS = STATE / "rlvr.code-versions.json"
+use_saved(CODE_VERSIONS)
 
 
 def code(stage, methods=()):
@@ -97,6 +123,17 @@ def row_memory(wildcards):
     """MiB a training job needs, estimated as the config check does (rlvr/config.py)."""
     task, seeds = config["task"], len(TRAIN_ROWS[wildcards.row].seeds)
     return max(500, round(C.memory_mb(task["P"], task["M"], seeds)))
+
+
+def save_code_versions():
+    """At the end of the parse: the code version of every training and gradient-statistics job
+    (otherwise computed as the DAG is built), then every version saved for the next parse.
+    """
+    for job in TRAIN_ROWS.values():
+        code("train", job.methods)
+    for method in GRADSTAT_JOBS:
+        code("gradstats", [method])
+    save_versions(CODE_VERSIONS)
 
 
 def row_code(wildcards):
@@ -139,17 +176,55 @@ def figure_outputs(names):
     return outputs
 
 
-# the figures that need no training (the frames they read are all inputs of the early figures
-# job): drawn in a job of their own, while training runs; the others after training
-EARLY_INPUTS = ("reference", "gradstats", "exact")
-NEEDS = {name: needs for demo in DEMOS for name, (_, needs) in demo.figures.items()}
-EARLY_FIGURES = [
-    name for name, _, _ in FIGURES if set(NEEDS[name]) <= set(EARLY_INPUTS)
+# one figures job per demo: it reads the aggregated frames that need no training and the files
+# of its own rows' jobs (and those of the demos its module READS), so that a changed row redraws
+# its demo's figures only, and a demo's figures are drawn as soon as its rows are trained
+AGGREGATED = {
+    "reference": f"{RESULTS}/reference_passk.parquet",
+    "gradstats": f"{RESULTS}/gradient_stats.parquet",
+    "exact": f"{RESULTS}/{C.EXACT_FILE}",
+}
+TRAINED = {"runs": ".run", "curves": ".curve", "passk": ".passk", "klgrad": ".klgrad"}
+
+
+def figure_inputs(demo):
+    """{frame: file or files} a demo's figures read (pass@k gains the reference's rows)."""
+    needs = {frame for _, frames in demo.figures.values() for frame in frames}
+    needs |= {"reference"} if "passk" in needs else set()
+    needs = [
+        frame for frame in io.RESULT_FILES if frame in needs
+    ]  # a fixed order: a param
+    demos = {demo.name, *getattr(demo.module, "READS", ())}
+    rows = {row.row_path for name in demos for row in ROWS_BY_DEMO.get(name, ())}
+    jobs = [path for path, row in ROW_OF_JOB.items() if row in rows]
+    inputs = {frame: AGGREGATED[frame] for frame in needs if frame in AGGREGATED}
+    inputs |= {
+        frame: [f"{RESULTS}/{path}{TRAINED[frame]}.parquet" for path in jobs]
+        for frame in needs
+        if frame in TRAINED
+    }
+    return inputs
+
+
+def frame_arguments(inputs):
+    """figure_inputs as `python -m rlvr figures` arguments: --<frame> <file> ..."""
+    return " ".join(
+        f"--{frame} "
+        + " ".join(map(shlex.quote, [files] if isinstance(files, str) else files))
+        for frame, files in inputs.items()
+    )
+
+
+# the demos with figures this config asks for, and the figures of those it does not (the tables
+# job deletes any left from before)
+FIGURE_DEMOS = [
+    demo for demo in DEMOS if demo.figures and demo.table in C.demos(config)
 ]
-TRAINING_FIGURES = [name for name, _, _ in FIGURES if name not in EARLY_FIGURES]
-# figures of demos this config does not ask for: the figures job deletes any left from before
 DROPPED_FIGURES = [
-    name for name, _ in C.figures() if name not in {n for n, _, _ in FIGURES}
+    f"{RESULTS}/figures/{name}.{fmt}"
+    for name, _ in C.figures()
+    if name not in {n for n, _, _ in FIGURES}
+    for fmt in ("png", "pdf")
 ]
 
 
@@ -158,16 +233,8 @@ def checksums(job):
     return f"{RESULTS}/checksums/{job}.sha256"
 
 
-# the rendering jobs this config runs (a job with nothing to draw does not run)
-RENDERED = [
-    job
-    for job, files in (
-        ("tables", TABLES),
-        ("figures_reference_gradients", EARLY_FIGURES),
-        ("figures_training", TRAINING_FIGURES),
-    )
-    if files
-]
+# the rendering jobs this config runs
+RENDERED = ["tables"] + [f"figures_{demo.name}" for demo in FIGURE_DEMOS]
 
 
 def report_edited():
@@ -208,10 +275,6 @@ def final_outputs():
             for path in (png, png.removesuffix(".png") + ".pdf")
         ),
     ]
-
-
-# Snakemake's own state directory: rlvr's run lock lives there too
-STATE = Path(".snakemake")
 
 
 def guard_the_directory():
@@ -276,7 +339,10 @@ def say_what_runs():
         else:
             continue
         to_run[name] = to_run.get(name, 0) + 1
-    lines = C.summary(config, to_run)
+    n_jobs = {}
+    for job in TRAIN_ROWS.values():
+        n_jobs[job.experiment] = n_jobs.get(job.experiment, 0) + 1
+    lines = C.summary(config, to_run, n_jobs=n_jobs)
     logger.info(
         "\n".join(["rlvr: this config asks for", *(f"  {x}" for x in lines)])
         + f"\n  {total} jobs to run in all"

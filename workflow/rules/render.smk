@@ -25,6 +25,7 @@ rule tables:
         lang=config["lang"],
         names=" ".join(C.demos(config)),
         outdir=lambda w, output: os.path.dirname(output[0]),
+        drop=f"--drop {' '.join(DROPPED_FIGURES)}" if DROPPED_FIGURES else "",
         code=code("tables"),
         look=LOOK,
     shell:
@@ -32,57 +33,36 @@ rule tables:
         " --gradstats {input.gradstats} --runs {input.runs} --curves {input.curves}"
         " --passk {input.passk} --klgrad {input.klgrad} --exact {input.exact} --lang {params.lang}"
         " --outdir {params.outdir}"
-        " --claims {output.claims} --checksums {output.checksums} --code {params.code} 2> {log}"
+        " --claims {output.claims} --checksums {output.checksums} --code {params.code}"
+        " {params.drop} 2> {log}"
 
 
-rule figures_reference_gradients:
-    input:
-        reference=f"{RESULTS}/reference_passk.parquet",
-        gradstats=f"{RESULTS}/gradient_stats.parquet",
-        exact=f"{RESULTS}/{C.EXACT_FILE}",
-    output:
-        figure_outputs(EARLY_FIGURES),
-        checksums=checksums("figures_reference_gradients"),
-    log:
-        f"{LOGS}/figures_reference_gradients.log",
-    priority: 1  # demos 1-2 first: their figures are drawn while training runs
-    group:
-        "render"
-    conda:
-        ENV
-    params:
-        names=" ".join(EARLY_FIGURES),
-        outdir=lambda w, output: os.path.dirname(output[0]),
-        code=code("figures"),
-        look=LOOK,
-    shell:
-        "python -m rlvr figures --names {params.names} --reference {input.reference}"
-        " --gradstats {input.gradstats} --exact {input.exact}"
-        " --outdir {params.outdir} --checksums {output.checksums} --code {params.code} 2> {log}"
+# one figures job per demo (workflow/rules/common.smk's figure_inputs): `rule:` in a loop, as a
+# job's outputs (the figures' own names) cannot be given by a wildcard. Every directive takes
+# its value now: a name the shell command looked up would be read when the job runs, after
+# the loop has ended
+for demo in FIGURE_DEMOS:
 
-
-rule figures_training:
-    input:
-        reference=f"{RESULTS}/reference_passk.parquet",
-        runs=f"{RESULTS}/runs.parquet",
-        curves=f"{RESULTS}/curves.parquet",
-        passk=f"{RESULTS}/passk_trained.parquet",
-    output:
-        figure_outputs(TRAINING_FIGURES),
-        checksums=checksums("figures_training"),
-    log:
-        f"{LOGS}/figures_training.log",
-    group:
-        "render"
-    conda:
-        ENV
-    params:
-        names=" ".join(TRAINING_FIGURES),
-        drop=f"--drop {' '.join(DROPPED_FIGURES)}" if DROPPED_FIGURES else "",
-        outdir=lambda w, output: os.path.dirname(output[0]),
-        code=code("figures"),
-        look=LOOK,
-    shell:
-        "python -m rlvr figures --names {params.names} {params.drop} --reference {input.reference}"
-        " --runs {input.runs} --curves {input.curves} --passk {input.passk}"
-        " --outdir {params.outdir} --checksums {output.checksums} --code {params.code} 2> {log}"
+    rule:
+        name:
+            f"figures_{demo.name}"
+        input:
+            **figure_inputs(demo),
+        output:
+            figure_outputs(demo.figures),
+            checksums=checksums(f"figures_{demo.name}"),
+        log:
+            f"{LOGS}/figures_{demo.name}.log",
+        group:
+            "render"
+        conda:
+            ENV
+        params:
+            names=" ".join(demo.figures),
+            frames=frame_arguments(figure_inputs(demo)),
+            outdir=f"{RESULTS}/figures",
+            code=code("figures"),
+            look=LOOK,
+        shell:
+            "python -m rlvr figures --names {params.names} --from-jobs {params.frames}"
+            " --outdir {params.outdir} --checksums {output.checksums} --code {params.code} 2> {log}"
