@@ -102,6 +102,52 @@ def test_the_terminal_shows_the_config_summary_and_progress_not_every_job(tiny_r
     assert len(other) < 30, text
 
 
+def test_the_progress_line_names_the_running_jobs_and_a_quiet_terminal_hears_from_them():
+    """Issue 26: the progress line names the longest-running jobs and how long each has run, and
+    while a long job runs a line comes every QUIET_FOR seconds. Fed records by hand, on a fake
+    clock: what is printed does not depend on the machine's speed."""
+    import io as stdio
+    import logging
+    from types import SimpleNamespace
+
+    from snakemake_interface_logger_plugins.common import LogEvent
+
+    import snakemake_logger_plugin_rlvr as plugin
+
+    out = stdio.StringIO()
+    settings = SimpleNamespace(stdout=True, dryrun=False, printshellcmds=False, nocolor=True, quiet=None,
+                               debug_dag=False, verbose=False, show_failed_logs=True)
+    handler = plugin.LogHandler(settings, None)
+    handler.stream, now = out, [100.0]
+    handler.clock = lambda: now[0]
+    handler.start_heartbeat = lambda: None  # the thread is not this test's: beat once, by hand
+
+    def record(event, msg="", **fields):
+        r = logging.LogRecord("snakemake", logging.INFO, "", 0, msg, None, None)
+        r.__dict__.update(event=event, **fields)
+        handler.handle(r)
+
+    record(LogEvent.JOB_INFO, jobid=1, rule_name="figures_clipping", wildcards={})
+    now[0] = 110.0
+    record(LogEvent.JOB_INFO, jobid=2, rule_name="train",
+           wildcards={"row": "runs/clipping/grpo/lr2.0_seeds0-19"})
+    now[0] = 112.0
+    record(LogEvent.PROGRESS, done=3, total=10)
+    assert out.getvalue().splitlines()[-1].endswith(
+        "] 3 of 10 jobs done; running: figures_clipping (12 s), train clipping/grpo (2 s)"), out.getvalue()
+    record(LogEvent.JOB_FINISHED, job_id=1)
+    now[0] = 113.0
+    record(LogEvent.PROGRESS, done=4, total=10)  # within PROGRESS_EVERY of the last line: not shown
+    assert len(out.getvalue().splitlines()) == 1
+    now[0] = 112.0 + plugin.QUIET_FOR - 1
+    handler.beat_once()  # the heartbeat, a second before QUIET_FOR without a line: quiet
+    assert len(out.getvalue().splitlines()) == 1
+    now[0] = 112.0 + plugin.QUIET_FOR
+    handler.beat_once()
+    last = out.getvalue().splitlines()[-1]
+    assert last.endswith("] 4 of 10 jobs done; running: train clipping/grpo (32 s)"), last
+
+
 def test_no_temporary_files_are_left(tiny_run):
     assert not [p for p in (tiny_run / "results").rglob("*") if p.name.endswith(".tmp") or ".tmp." in p.name]
 
