@@ -64,17 +64,18 @@ def cmd_gradstats(a):
 
 
 def cmd_train(a):
-    from .specs import TrainRow, from_json
+    from .specs import JOB_FILES, TrainRow, from_json
     from .task import read_task
     from .training import row_columns
 
     row = from_json(TrainRow, a.spec)
     task = read_task(a.task)
     t0 = time.perf_counter()
-    summary, curve, passk, klgrad = row_columns(task, row)
+    summary, curve, passk, klgrad, logits = row_columns(task, row)
     job = io.job_id(a.command, a.spec, a.code)
-    for kind, columns in (("curve", curve), ("passk", passk), ("klgrad", klgrad), ("run", summary)):
-        io.write_table(getattr(a, kind), columns, io.bound(f"{row.path}.{kind}", job))
+    tables = {"run": summary, "curve": curve, "passk": passk, "klgrad": klgrad, "logits": logits}
+    for kind in JOB_FILES:  # the run's rows last: the mark of a finished job (config.train_jobs)
+        io.write_table(getattr(a, kind), tables[kind], io.bound(f"{row.path}.{kind}", job))
     mean = sum(summary["final_pass1"]) / len(row.seeds)
     log(f"trained {row.path}, {len(row.seeds)} seeds in {time.perf_counter() - t0:.2f} s: "
         f"mean final pass@1 {mean:.3f} -> {a.run}")
@@ -199,13 +200,14 @@ def cmd_clean(a):
     from pathlib import Path
 
     from . import config as C
+    from . import specs
 
     results, logs = Path(a.results), Path(a.logs)
     keep = set()
     for config in a.config or [None]:
         cfg = C.load_config(config)  # ConfigError names the file: nothing deleted yet
         keep |= {f"{job.path}.{kind}.parquet" for job in C.train_jobs(C.train_rows(cfg), results)
-                 for kind in ("run", "curve", "passk", "klgrad")}
+                 for kind in specs.JOB_FILES}
         keep |= {job.path for job in C.gradstat_jobs(cfg)}
     stale = [p for part in ("runs", "gradient_stats") for p in sorted((results / part).rglob("*.parquet"))
              if p.relative_to(results).as_posix() not in keep]
@@ -288,7 +290,7 @@ def build_parser():
     job("gradstats", cmd_gradstats, help="Monte Carlo and exact gradient moments of one estimator",
         inputs=("task",))
     job("train", cmd_train, help="train every seed of one training row", inputs=("task",),
-        outputs=("run", "curve", "passk", "klgrad"))
+        outputs=("run", "curve", "passk", "klgrad", "logits"))
 
     s = sub.add_parser("aggregate", help="concatenate per-job Parquet files")
     s.add_argument("--out", action="append", required=True, help="an output file (repeatable)")

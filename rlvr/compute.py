@@ -34,7 +34,7 @@ def compute_all(cfg, log=lambda msg: None):
     rows = C.train_rows(cfg)
     outs = {"runs": [], "curves": [], "passk": [], "klgrad": []}
     for i, row in enumerate(rows):
-        for name, cols in zip(outs, row_columns(task, row)):
+        for name, cols in zip(outs, row_columns(task, row)[:4]):  # the logits: a job's file only
             outs[name].append(pa.table(cols))
         log(f"training {i + 1}/{len(rows)}: {row.path}, {len(row.seeds)} seeds")
     tables.update({name: io.concat_tables(parts, [row.path for row in rows]) for name, parts in outs.items()})

@@ -67,6 +67,11 @@ TrainRow = make_dataclass("TrainRow", [(k.name, type(k.spec_default), field(defa
 TrainRow.__module__ = __name__
 
 
+# the files a training job writes, {row path}_seeds{seeds}.{kind}.parquet, in the order it writes
+# them: its rows of runs (written last: a finished job's mark), curves, passk_trained,
+# kl_gradients, and the trained policies' final logits (kept per job, never aggregated)
+JOB_FILES = ("curve", "passk", "klgrad", "logits", "run")
+
 # A row's seeds may be trained in several jobs (blocks): a seed's numbers do not depend on the
 # seeds trained beside it (rlvr/training.py), so adding a seed trains only that seed, and the
 # files of every set of seeds a config asked for stay side by side, read again when asked again.

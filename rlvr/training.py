@@ -408,23 +408,48 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
 
 
 def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
-          value_lr=0.2, eval_every=1, max_rounds=0):
-    """One seed of train_seeds (the lecture's interface): its dict."""
-    return train_seeds(task, method, steps, prompts_per_step, G, lr, [seed], reward_offset,
-                       value_lr, eval_every, max_rounds)[0]
+          value_lr=0.2, eval_every=1, max_rounds=0, **knobs):
+    """Train one seed (the lecture's interface: its dict) or a list of seeds (trained together:
+    a list of dicts), as train_seeds does. knobs: any other knob of a training row by its config
+    name (rlvr/knobs.py: epochs, clip_low, clip_high, clip_c, kl_beta, kl_estimator,
+    kl_placement, loss_agg, shared_lr, correct_answers), each at its default unless given."""
+    from .knobs import OPTIONAL
+    from .objective import Objective
+    from .task import with_correct_answers
+
+    known = {knob.name: knob for knob in OPTIONAL}
+    unknown = sorted(set(knobs) - set(known))
+    if unknown:
+        import difflib
+
+        near = [m for name in unknown for m in difflib.get_close_matches(name, known, n=1)]
+        raise ValueError(f"unknown knob {', '.join(unknown)}{f' (did you mean {near[0]}?)' if near else ''}; "
+                         f"the knobs: {', '.join(known)}")
+    given = {name: known[name].cast(value) for name, value in knobs.items()}
+    bad = [known[name].problem(value) for name, value in given.items()]
+    if any(bad):
+        raise ValueError("; ".join(b for b in bad if b))
+    objective = Objective(**{k: v for k, v in given.items() if k in Objective._fields})
+    one = not isinstance(seed, list | tuple | range)
+    seeds = [seed] if one else list(seed)
+    runs = train_seeds(with_correct_answers(task, given.get("correct_answers", 1)), method, steps,
+                       prompts_per_step, G, lr, seeds, reward_offset, value_lr, eval_every, max_rounds,
+                       objective=objective, shared_lr=given.get("shared_lr", 0.0))
+    return runs[0] if one else runs
 
 
 def row_columns(task, row):
     """Train every seed of a TrainRow (specs.py); return its (summary: a row per seed, learning
     curves in long format, exact pass@k of each trained policy, how each KL estimator's exact
-    gradient points on each trained policy), as columns, seed after seed."""
+    gradient points on each trained policy, each trained policy's final logits: a row per
+    (seed, prompt), logit_0 .. logit_{M-1}), as columns, seed after seed."""
     task = with_correct_answers(task, row.correct_answers)
     outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
                        reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
                        max_rounds=row.max_rounds, objective=row.objective, shared_lr=row.shared_lr)
     ident = {name: getattr(row, name) for name in row.COLUMNS}
     names = list(LEVEL_KEYS) + ["all"]
-    tables = ([], [], [], [])
+    tables = ([], [], [], [], [])
     for seed, out in zip(row.seeds, outs):
         final = out["history"][-1]
         summary = {k: [v] for k, v in ident.items()}
@@ -453,6 +478,9 @@ def row_columns(task, row):
         klgrad = kl_gradient_columns(out["logits"], task["logits"])
         klgrad = {**{k: [v] * len(klgrad["estimator"]) for k, v in ident.items()},
                   "seed": [seed] * len(klgrad["estimator"]), **klgrad}
-        for table, cols in zip(tables, (summary, curve, passk, klgrad)):
+        P, M = out["logits"].shape
+        logits = {**{k: [v] * P for k, v in ident.items()}, "seed": [seed] * P, "prompt": np.arange(P),
+                  **{f"logit_{j}": out["logits"][:, j] for j in range(M)}}
+        for table, cols in zip(tables, (summary, curve, passk, klgrad, logits)):
             table.append(cols)
     return tuple({name: [x for cols in table for x in cols[name]] for name in table[0]} for table in tables)

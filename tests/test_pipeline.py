@@ -386,7 +386,7 @@ def test_the_readme_snippets_run_on_the_results(tiny_run, capsys, monkeypatch):
         return re.findall(r"```python\n(.*?)```", section, re.S)
 
     inspect, api = snippets("Inspect the results"), snippets("Use it from Python")
-    assert len(inspect) == 2 and len(api) == 1
+    assert len(inspect) == 2 and len(api) == 2
     monkeypatch.chdir(tiny_run)
     exec(inspect[0], {})
     shown = capsys.readouterr().out
@@ -399,6 +399,15 @@ def test_the_readme_snippets_run_on_the_results(tiny_run, capsys, monkeypatch):
     exec(api[0], {})
     seeds = eval(capsys.readouterr().out)
     assert len(seeds) == 2 and all(0.24 < p < 1 for p in seeds)  # above the reference's 0.241
+    exec(api[1], {})  # a trained policy read back: its pass@8 from its logits = the pipeline's own
+    shown = capsys.readouterr().out
+    passk = pq.read_table(tiny_run / "results" / "passk_trained.parquet").to_pandas().query(
+        "experiment == 'training' and method == 'grpo' and k == 8 and level == 'all'")
+    printed = {(float(lr), int(seed)): float(v) for lr, seed, v in
+               re.findall(r"^\d+\s+([\d.]+)\s+(\d+)\s+([\d.]+)$", shown, re.M)}
+    assert len(printed) == len(passk) > 0, shown
+    for _, row in passk.iterrows():  # the same exact pass@8, to the 6 decimals printed
+        assert abs(printed[(row["lr"], row["seed"])] - row["pass_at_k"]) < 1e-6, (shown, row)
 
 
 def test_saved_code_versions_hold_only_for_the_source_they_were_computed_from(tmp_path):

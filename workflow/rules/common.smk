@@ -316,7 +316,7 @@ def planned_jobs():
     jobs = {}
     for row in TRAIN_ROWS.values():
         job = job_id("train", specs.to_json(row), code("train", row.methods))
-        for kind in ("run", "curve", "passk", "klgrad"):
+        for kind in specs.JOB_FILES:
             jobs[f"{row.path}.{kind}"] = job
     for method, stats in GRADSTAT_JOBS.items():
         job = job_id("gradstats", specs.to_json(stats), code("gradstats", [method]))

@@ -1,5 +1,5 @@
 # Stage 3: one job per training row (experiment, method, lr, offset, G, prompts per step,
-# steps, dynamic-sampling rounds) that trains all of its seeds together (rlvr/training.py).
+# steps, dynamic-sampling rounds) and block of its seeds, trained together (rlvr/training.py).
 
 
 rule train:
@@ -10,6 +10,7 @@ rule train:
         curve=f"{RESULTS}/{{row}}.curve.parquet",
         passk=f"{RESULTS}/{{row}}.passk.parquet",
         klgrad=f"{RESULTS}/{{row}}.klgrad.parquet",
+        logits=f"{RESULTS}/{{row}}.logits.parquet",
     log:
         f"{LOGS}/{{row}}.log",
     group:
@@ -25,4 +26,4 @@ rule train:
     shell:
         "python -m rlvr train --spec - --code {params.code} --task {input.task}"
         " --run {output.run} --curve {output.curve} --passk {output.passk}"
-        " --klgrad {output.klgrad} <<< {params.spec:q} 2> {log}"
+        " --klgrad {output.klgrad} --logits {output.logits} <<< {params.spec:q} 2> {log}"
