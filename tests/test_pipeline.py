@@ -12,6 +12,7 @@ import yaml
 from conftest import PYTHON, REPO, run, same_table
 
 from rlvr import config as C
+from rlvr import specs
 from rlvr.demos import DEMOS
 from rlvr.task import read_task
 from rlvr.training import row_columns
@@ -246,7 +247,8 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
         assert "train" not in job_counts(snakemake(tmp_path, "-n", config=config).stdout)
     out = run([PYTHON, "-m", "rlvr", "clean", "--config", str(TINY)], cwd=tmp_path).stdout
     deleted = [line.split()[1] for line in out.splitlines() if line.startswith("deleted ")]
-    assert len(deleted) == 2 * 4 + 2 and all("_seeds7." in path for path in deleted), out  # files, logs
+    assert len(deleted) == 2 * len(specs.JOB_FILES) + 2, out  # two rows' files and logs
+    assert all("_seeds7." in path for path in deleted), out
     assert "train" not in job_counts(snakemake(tmp_path, "-n").stdout)  # what TINY names is all kept
 
 
@@ -336,7 +338,7 @@ def test_a_job_refuses_code_other_than_the_version_it_was_planned_with(tiny_run,
     argv = [PYTHON, "-m", "rlvr", "train", "--spec", specs.to_json(row), "--task",
             str(tiny_run / "results" / "task.parquet"), "--run", str(tmp_path / "r.parquet"),
             "--curve", str(tmp_path / "c.parquet"), "--passk", str(tmp_path / "k.parquet"),
-            "--klgrad", str(tmp_path / "kl.parquet")]
+            "--klgrad", str(tmp_path / "kl.parquet"), "--logits", str(tmp_path / "z.parquet")]
     proc = run([*argv, "--code", "0123456789abcdef"], check=False)
     assert proc.returncode == 2 and "changed since it was planned" in proc.stderr
     assert not list(tmp_path.iterdir())
@@ -358,7 +360,7 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
         "task": ["--spec", json.dumps(cfg["task"]), "--out", str(tmp_path / "t.parquet")],
         "train": ["--spec", specs.to_json(train_rows(cfg)[0]), "--task", task, "--run", str(tmp_path / "r"),
                   "--curve", str(tmp_path / "c"), "--passk", str(tmp_path / "k"),
-                  "--klgrad", str(tmp_path / "kl")],
+                  "--klgrad", str(tmp_path / "kl"), "--logits", str(tmp_path / "z")],
         "gradstats": ["--spec", specs.to_json(gradstat_jobs(cfg)[0]), "--task", task,
                       "--out", str(tmp_path / "g")],
         "aggregate": ["--out", str(tmp_path / "a"), "--in", str(results / "runs.parquet")],
