@@ -4,8 +4,8 @@ A demo module's `claims(frames)` returns Claims. A difference between two config
 paired over seeds (the same seed draws the same first batch) and worded by `change`: a direction
 ("raises ... by x ± s.e.") only where it is more than 3 standard errors from 0, "not resolved"
 otherwise, so a sentence cannot say more than its data. The pipeline writes every claim to
-results/claims.md; the README quotes them between `<!-- claim KEY -->` and `<!-- /claim -->`
-(`python -m rlvr claims --readme README.md` rewrites those spans from the results, and a test
+results/claims.md; FINDINGS.md quotes them between `<!-- claim KEY -->` and `<!-- /claim -->`
+(`python -m rlvr claims --doc FINDINGS.md` rewrites those spans from the results, and a test
 fails if they differ). Outside such a span, never write the opening comment itself.
 """
 
@@ -32,7 +32,7 @@ class Difference(NamedTuple):
 
 
 class Claim(NamedTuple):
-    key: str  # "<demo>.<name>": what the README quotes
+    key: str  # "<demo>.<name>": what FINDINGS.md quotes
     text: str  # the sentence
     differences: tuple  # the Differences whose direction the sentence states
 

@@ -119,7 +119,7 @@ def cmd_tables(a):
 
 
 def cmd_claims(a):
-    """Print every demo's claims computed from a results directory; with --readme, rewrite the
+    """Print every demo's claims computed from a results directory; with --doc, rewrite the
     claims a Markdown file quotes (or, with --check, say which differ and fail)."""
     from pathlib import Path
 
@@ -127,25 +127,25 @@ def cmd_claims(a):
     from .compute import read_results
 
     frames = read_results(a.results)
-    if not a.readme:
+    if not a.doc:
         print(markdown(every_claim(frames)))
         return
-    claims, text = by_key(frames), Path(a.readme).read_text()
+    claims, text = by_key(frames), Path(a.doc).read_text()
     try:
         new = requote(text, claims)
     except KeyError as err:
-        raise ValueError(f"{a.readme}: {err.args[0]}") from None
+        raise ValueError(f"{a.doc}: {err.args[0]}") from None
     stale = [key for key, sentence in quoted(text).items() if sentence != " ".join(claims[key].text.split())]
     if a.check:
         if stale:
-            raise ValueError(f"{a.readme} quotes {len(stale)} claims that differ from the results: "
+            raise ValueError(f"{a.doc} quotes {len(stale)} claims that differ from the results: "
                              f"{', '.join(stale)}")
-        print(f"{a.readme}: its {len(quoted(text))} claims are the results' own")
+        print(f"{a.doc}: its {len(quoted(text))} claims are the results' own")
     elif new != text:
-        io.write_bytes(a.readme, new.encode())
-        print(f"{a.readme}: rewrote {len(stale)} claims ({', '.join(stale)})")
+        io.write_bytes(a.doc, new.encode())
+        print(f"{a.doc}: rewrote {len(stale)} claims ({', '.join(stale)})")
     else:
-        print(f"{a.readme}: its {len(quoted(text))} claims are the results' own; nothing to rewrite")
+        print(f"{a.doc}: its {len(quoted(text))} claims are the results' own; nothing to rewrite")
 
 
 def cmd_figures(a):
@@ -323,9 +323,9 @@ def build_parser():
     s = sub.add_parser("claims", help="print every demo's claims computed from a results directory")
     s.add_argument("--results", default="results",
                    help="the directory of the Parquet results (default: results)")
-    s.add_argument("--readme", help="rewrite the claims this Markdown file quotes (<!-- claim KEY -->...)")
+    s.add_argument("--doc", help="rewrite the claims this Markdown file quotes (<!-- claim KEY -->...)")
     s.add_argument("--check", action="store_true",
-                   help="with --readme: fail if a quoted claim differs, change nothing")
+                   help="with --doc: fail if a quoted claim differs, change nothing")
     s.set_defaults(fn=cmd_claims)
     return p
 

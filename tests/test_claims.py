@@ -29,13 +29,13 @@ def test_the_cli_rewrites_a_stale_quote_and_check_refuses_it(tiny_run, tmp_path)
     key = next(iter(made))
     readme = tmp_path / "README.md"
     readme.write_text(f"Before. <!-- claim {key} -->an old number 0.123<!-- /claim --> After.\n")
-    check = run([PYTHON, "-m", "rlvr", "claims", "--results", str(results), "--readme", str(readme),
+    check = run([PYTHON, "-m", "rlvr", "claims", "--results", str(results), "--doc", str(readme),
                  "--check"], check=False)
     assert check.returncode == 2 and key in check.stderr
-    run([PYTHON, "-m", "rlvr", "claims", "--results", str(results), "--readme", str(readme)])
+    run([PYTHON, "-m", "rlvr", "claims", "--results", str(results), "--doc", str(readme)])
     assert readme.read_text() == f"Before. <!-- claim {key} -->{made[key].text}<!-- /claim --> After.\n"
     readme.write_text("<!-- claim no_demo.makes_this -->x<!-- /claim -->")
-    bad = run([PYTHON, "-m", "rlvr", "claims", "--results", str(results), "--readme", str(readme)],
+    bad = run([PYTHON, "-m", "rlvr", "claims", "--results", str(results), "--doc", str(readme)],
               check=False)
     assert bad.returncode == 2 and "no demo makes the claim 'no_demo.makes_this'" in bad.stderr
 

@@ -1,4 +1,4 @@
-"""What the README says of the default config's results, demo by demo (test_demoN_...): the
+"""What FINDINGS.md says of the default config's results, demo by demo (test_demoN_...): the
 lecture's eight observations and the later demos' claims.
 
 Computed in-process (the same functions the pipeline's jobs call; test_pipeline checks
@@ -537,12 +537,24 @@ def test_every_claim_states_only_the_orderings_its_data_resolves(every_claim):
             assert d.seeds >= 2 and d.se > 0, claim  # paired over seeds, never a single run
 
 
-def test_the_readme_quotes_the_claims_the_results_make(default_results):
-    """Every claim the README quotes is the sentence the demo computes from the default config's
-    results (`python -m rlvr claims --readme README.md` rewrites them)."""
-    quoted = K.quoted((REPO / "README.md").read_text())
+DOCS = ("README.md", "FINDINGS.md", "GUIDE.md", "BENCHMARKS.md", "results/README.md")
+
+
+def test_the_docs_quote_the_claims_the_results_make(default_results):
+    """Every claim a document quotes is the sentence the demo computes from the default config's
+    results (`python -m rlvr claims --doc FINDINGS.md` rewrites them); FINDINGS.md quotes some."""
     made = K.by_key(default_results)
-    assert quoted, "the README quotes no claim"
-    for key, sentence in quoted.items():
-        assert key in made, f"README quotes {key}, which no demo makes"
-        assert sentence == " ".join(made[key].text.split()), key
+    assert K.quoted((REPO / "FINDINGS.md").read_text()), "FINDINGS.md quotes no claim"
+    for doc in DOCS:
+        for key, sentence in K.quoted((REPO / doc).read_text()).items():
+            assert key in made, f"{doc} quotes {key}, which no demo makes"
+            assert sentence == " ".join(made[key].text.split()), (doc, key)
+
+
+def test_the_readme_figure_is_the_default_configs(default_results, tmp_path):
+    """docs/learning_curves.png, the README's figure, is byte for byte the figure the default
+    config's results draw (the pipeline's and the in-process figures are equal: test_pipeline)."""
+    from rlvr.figures import write_figures
+
+    png, _pdf = write_figures(default_results, tmp_path, ["learning_curves"])
+    assert png.read_bytes() == (REPO / "docs" / "learning_curves.png").read_bytes()

@@ -8,7 +8,7 @@ is the demo's name), TEXT (its table's strings in English and Chinese), `table(f
 (title, [(subtitle, head, rows)], footer) or None where the results hold none of its data, and
 FIGURES {name: (draw(frames) -> Figure, the frames it needs)}, each with a caption in
 workflow/report/<name>.rst, and optionally `claims(frames)` -> [rlvr.claims.Claim], the sentences
-the README quotes. A demo whose section is not a `rows:` list but trains makes its rows with
+FINDINGS.md quotes. A demo whose section is not a `rows:` list but trains makes its rows with
 `train_rows(section, row)` and checks its section with `check_section(section, task, checks)`
 (group_size, dynamic_sampling). A demo that reads rows of other demos names them in READS (its
 figures job reads those rows' files too). Add its module to MODULES below and its section to

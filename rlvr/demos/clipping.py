@@ -85,7 +85,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: μ = 1 never clips; more updates per batch
+    """What FINDINGS.md says of this demo, computed: μ = 1 never clips; more updates per batch
     against one (paired by seed), the share of later updates the clip zeroes, a higher ε_high."""
     runs = A.experiment_runs(frames, "clipping", ["entropy"])
     if runs is None or 1 not in set(runs["epochs"]):

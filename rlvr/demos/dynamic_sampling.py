@@ -177,7 +177,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: dynamic sampling against plain training at
+    """What FINDINGS.md says of this demo, computed: dynamic sampling against plain training at
     equal steps and at an equal budget of answers, the answers each needs to reach a pass@1
     (paired by seed: both runs of a seed draw the same first batch), and what the filter drops."""
     runs, curves = frames["runs"], frames.get("curves")

@@ -73,7 +73,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed (exact values, and the Monte Carlo checks)."""
+    """What FINDINGS.md says of this demo, computed (exact values, and the Monte Carlo checks)."""
     from .. import claims as K
 
     gs = frames["gradstats"]

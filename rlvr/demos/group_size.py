@@ -82,7 +82,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: each halving of G against the next (paired by
+    """What FINDINGS.md says of this demo, computed: each halving of G against the next (paired by
     seed), what the lecture's 5 seeds could resolve, and the zero-signal prediction."""
     runs = frames["runs"]
     gz = runs[runs["experiment"] == "group_size"]

@@ -96,7 +96,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: where each estimator and placement leaves the KL
+    """What FINDINGS.md says of this demo, computed: where each estimator and placement leaves the KL
     and pass@1 at the largest β; what k1 in the loss does (paired with no penalty); and where the
     exact expected gradients of k2 and k3 in the reward point on the policies trained without KL."""
     runs = A.experiment_runs(frames, "kl_penalty", ["kl_ref"])

@@ -114,7 +114,7 @@ def mean_weight(task, loss_agg):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: how each aggregation mode moves the expected
+    """What FINDINGS.md says of this demo, computed: how each aggregation mode moves the expected
     length of a wrong and of a correct answer, and pass@1, against every answer alike (paired)."""
     runs = A.experiment_runs(frames, "loss_aggregation", ["length_wrong", "length_correct"])
     base = "seq-mean-token-sum-norm"

@@ -62,7 +62,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: each estimator's best lr, and how far apart the
+    """What FINDINGS.md says of this demo, computed: each estimator's best lr, and how far apart the
     best-lr runs end (paired by seed against the best of them)."""
     runs = frames["runs"]
     summary = lr_sweep_summary(runs)

@@ -74,7 +74,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: whether a KL penalty keeps the shared-weight
+    """What FINDINGS.md says of this demo, computed: whether a KL penalty keeps the shared-weight
     policy from falling below the reference, at what pass@1 cost; whether the unlikeliness reward
     does with several correct answers."""
     got = A.passk_and_reference(frames, EXPERIMENT)

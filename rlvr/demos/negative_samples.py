@@ -83,7 +83,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: where NSR keeps pass@k at the largest k at or
+    """What FINDINGS.md says of this demo, computed: where NSR keeps pass@k at the largest k at or
     above the reference's and where it does not; NSR against PSR at the largest lr, paired."""
     got = A.passk_and_reference(frames, EXPERIMENT)
     if got is None:

@@ -48,7 +48,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: at offset 0 no trained policy falls below the
+    """What FINDINGS.md says of this demo, computed: at offset 0 no trained policy falls below the
     reference at any k; with an offset, what no baseline and the learned one do to pass@k on the
     very hard prompts (each against the reference's exact value, over seeds)."""
     from .. import claims as K

@@ -119,7 +119,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: GRPO's concentration, and against GRPO at one
+    """What FINDINGS.md says of this demo, computed: GRPO's concentration, and against GRPO at one
     update per batch (paired by seed) the unlikeliness reward, more updates, a higher ε_high."""
     found = runs_at_target(frames)
     if found is None:

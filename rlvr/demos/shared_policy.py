@@ -103,7 +103,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of this demo, computed: with shared weights the estimators that see
+    """What FINDINGS.md says of this demo, computed: with shared weights the estimators that see
     only pass@1 end above the reference at pass@1 and below it at the largest k, and cross it;
     the tabular policy never does; PKPO and the unlikeliness reward paired with GRPO."""
     runs, passk, ref = frames["runs"], frames.get("passk"), frames["reference"]

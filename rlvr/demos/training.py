@@ -69,7 +69,7 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What the README says of the lecture's training runs, computed: the offset against no
+    """What FINDINGS.md says of the lecture's training runs, computed: the offset against no
     offset (paired by seed), the lecture's four estimators at lr 2, the larger steps, and every
     estimator at lr 2."""
     runs = frames["runs"]
