@@ -7,6 +7,7 @@ pandas DataFrames read from the Parquet files: reference (reference_passk), grad
 answer lengths, optional).
 """
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -124,8 +125,19 @@ def render_text_one(demo):
     return "\n".join(out + ["  " + f for f in footer]) + "\n"
 
 
+# a table's files: text (terminals, all.txt), Markdown (papers' notes, GitHub), and HTML (the
+# text in a page: the HTML report shows it beside the demo's figures, where it opens text in a tab)
+TABLE_FORMATS = {
+    ".txt": lambda demo: render_text_one(demo),
+    ".md": lambda demo: render_markdown(demo),
+    ".html": lambda demo: ('<!doctype html>\n<meta charset="utf-8">\n'
+                           f"<title>{html.escape(demo[1])}</title>\n"
+                           f"<pre>{html.escape(render_text_one(demo))}</pre>\n"),
+}
+
+
 def write_tables(frames, outdir, lang="en", names=None):
-    """Write the named demos (default: every demo the results hold) as .txt and .md under
+    """Write the named demos (default: every demo the results hold) in each of TABLE_FORMATS under
     outdir, plus all.txt with them; remove the files of demos not named, so that a demo the
     config no longer asks for leaves no table behind. Returns the paths written."""
     from .demos import DEMOS
@@ -143,11 +155,10 @@ def write_tables(frames, outdir, lang="en", names=None):
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []
     for name in every:
-        for suffix in (".txt", ".md"):
+        for suffix, render in TABLE_FORMATS.items():
             path = outdir / f"{name}{suffix}"
             if name in names:
-                body = render_text_one(demos[name]) if suffix == ".txt" else render_markdown(demos[name])
-                io.write_bytes(path, body.encode())
+                io.write_bytes(path, render(demos[name]).encode())
                 paths.append(path)
             else:
                 path.unlink(missing_ok=True)

@@ -1,5 +1,7 @@
 """The tables' layout and writer (rlvr/render.py) and the analysis they share (rlvr/analysis.py)."""
 
+import html
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -38,8 +40,11 @@ def test_write_tables_refuses_unknown_or_empty_tables_and_removes_unnamed_ones(t
     frames = {"reference": pd.DataFrame({"level": ["all"], "n_prompts": [8], "k": [1], "pass_at_k": [0.5]})}
     (tmp_path / "demo3_training.txt").write_text("left from an earlier config")
     paths = R.write_tables(frames, tmp_path, names=["demo1_reference"])
-    assert {p.name for p in paths} == {"demo1_reference.txt", "demo1_reference.md", "all.txt"}
+    assert {p.name for p in paths} == {f"demo1_reference{suffix}" for suffix in R.TABLE_FORMATS} | {"all.txt"}
     assert not (tmp_path / "demo3_training.txt").exists()
+    page = (tmp_path / "demo1_reference.html").read_text()  # the text table, escaped, in a page
+    text = page.split("<pre>", 1)[1].rsplit("</pre>", 1)[0]
+    assert html.unescape(text) == (tmp_path / "demo1_reference.txt").read_text() and "<title>Demo 1" in page
     with pytest.raises(ValueError, match="unknown tables"):
         R.write_tables(frames, tmp_path, names=["demo99_nothing"])
     with pytest.raises(ValueError, match="no data for the tables"):

@@ -20,6 +20,7 @@ from rlvr.codeversion import (
     use_saved,
 )
 from rlvr.demos import DEMOS
+from rlvr.render import TABLE_FORMATS
 
 try:
     _validated = C.validate_config(config)
@@ -157,8 +158,23 @@ def gradstat_order():
 TABLES = [f"{RESULTS}/tables/all.txt"] + [
     f"{RESULTS}/tables/{name}{suffix}"
     for name in C.demos(config)
-    for suffix in (".txt", ".md")
+    for suffix in TABLE_FORMATS
 ]
+
+
+def table_outputs():
+    """The tables job's outputs: each demo's table as HTML also in the report, under its demo's
+    heading beside its figures."""
+    category = {demo.table: demo.category for demo in DEMOS}
+    outputs = []
+    for path in TABLES:
+        name = Path(path).stem
+        if path.endswith(".html") and name in category:
+            path = report(path, caption="../report/table.rst", category=category[name])
+        outputs.append(path)
+    return outputs
+
+
 FIGURES = [
     (name, category, f"{RESULTS}/figures/{name}.png")
     for name, category in C.figures(config)

@@ -12,7 +12,7 @@ rule tables:
         klgrad=f"{RESULTS}/kl_gradients.parquet",
         exact=f"{RESULTS}/{C.EXACT_FILE}",
     output:
-        TABLES,
+        table_outputs(),
         claims=f"{RESULTS}/claims.md",
         checksums=checksums("tables"),
     log:
