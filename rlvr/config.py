@@ -10,7 +10,10 @@ enumerate jobs with the functions below, so they always agree on what to compute
 import copy
 import dataclasses
 import difflib
+import functools
+import hashlib
 import itertools
+import json
 import math
 import os
 from pathlib import Path
@@ -442,10 +445,12 @@ def rows_by_demo(cfg):
     section (its module's train_rows: demo 4's group sizes, dynamic sampling); a row holds
     all of its seeds. This order is the order of the aggregated files' rows."""
     trainer, k = cfg["trainer"], tuple(cfg["reference"]["k"])
+    settings_id = _settings_id(trainer["value_lr"], trainer["eval_every"], k)
 
     def row(experiment, method, lr, offset, G, pps, steps, seeds, max_rounds=0, **knobs):
         return TrainRow(experiment, method, float(lr), float(offset), G, pps, steps, max_rounds,
-                        tuple(sorted(seeds)), trainer["value_lr"], trainer["eval_every"], k, **knobs)
+                        tuple(sorted(seeds)), trainer["value_lr"], trainer["eval_every"], k, settings_id,
+                        **knobs)
 
     def knobs_of(r):
         """A row's knobs beyond the estimator and its step, as TrainRow takes them (Knob.cast)."""
@@ -462,6 +467,21 @@ def rows_by_demo(cfg):
         if hasattr(demo.module, "train_rows") and _asked_for(cfg, demo):
             rows[demo.name] = demo.module.train_rows(cfg[demo.name], row)
     return rows
+
+
+def _settings_id(value_lr, eval_every, k):
+    """"" for the schema's default value_lr, eval_every and reference k; else 8 hex digits of a
+    hash of them (in a training job's path: rlvr/specs.py)."""
+    settings = json.dumps([float(value_lr), int(eval_every), [int(x) for x in k]])
+    default = _default_settings()
+    return "" if settings == default else hashlib.sha256(settings.encode()).hexdigest()[:8]
+
+
+@functools.cache
+def _default_settings():
+    cfg = validate_config({})
+    return json.dumps([float(cfg["trainer"]["value_lr"]), int(cfg["trainer"]["eval_every"]),
+                       [int(x) for x in cfg["reference"]["k"]]])
 
 
 def train_rows(cfg):

@@ -28,9 +28,12 @@ class _Job:
     value_lr: float  # the learned baseline's step (read only by `learned`)
     eval_every: int  # pass@1 recorded every this many steps
     k: tuple  # exact pass@k of the trained policies for these k
+    # "" with the default config's value_lr, eval_every and k; else a hash of them (config.py),
+    # so that the files of other shared settings sit beside the default's, not over them
+    settings_id: str = ""
 
     # the columns that identify the row in each of its Parquet tables (runs, curves, passk_trained);
-    # with steps and the seeds they also name its files (the shared settings do not)
+    # with steps, the shared settings' id and the seeds they also name its files
     COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds",
                *(knob.name for knob in OPTIONAL))
     OBJECTIVE = OBJECTIVE
@@ -47,7 +50,8 @@ class _Job:
         adds its token and value (rlvr/knobs.py), so the lecture's rows keep their names."""
         return (f"runs/{self.experiment}/{self.method}/lr{self.lr!r}_off{self.reward_offset!r}"
                 f"_G{self.G}_n{self.prompts_per_step}_s{self.steps}_dyn{self.max_rounds}"
-                f"{path_tokens({k.name: getattr(self, k.name) for k in OPTIONAL})}")
+                f"{path_tokens({k.name: getattr(self, k.name) for k in OPTIONAL})}"
+                f"{f'_set{self.settings_id}' if self.settings_id else ''}")
 
     @property
     def path(self):

@@ -371,3 +371,19 @@ def test_change_and_add_edit_single_rows_and_leave_the_others():
     changed = [i for i, (a, b) in enumerate(zip(rows, default)) if a != b]
     assert changed == [8] and rows[8] == {**default[8], "lr": 16.0}
     assert (rows[-1]["method"], rows[-1]["lr"], rows[-1]["epochs"]) == ("rloo", 4.0, 1)  # defaults filled
+
+
+def test_other_shared_settings_name_their_own_files_and_the_defaults_none():
+    """Issue 26: results kept per configuration. A training job's path names its trainer
+    settings and reference k only where they differ from the defaults, so the default config's
+    paths stay as they were and a config with other settings writes beside it, not over it."""
+    default = train_rows(validate_config({}))
+    assert all("_set" not in row.path for row in default)
+    paths = set()
+    for change in ({"trainer": {"eval_every": 10}}, {"trainer": {"value_lr": 0.5}},
+                   {"reference": {"k": [1, 2, 4]}}, {"trainer": {"eval_every": 10, "value_lr": 0.5}}):
+        rows = train_rows(validate_config(change))
+        assert [r.row_path.rsplit("_set", 1)[0] for r in rows] == [r.row_path for r in default]
+        assert len({r.settings_id for r in rows}) == 1 and rows[0].settings_id  # one id, not ""
+        paths |= {rows[0].path}
+    assert len(paths) == 4  # each setting its own files
