@@ -16,6 +16,7 @@ import yaml
 from conftest import PYTHON, REPO, same_table
 from test_pipeline import CONTRACT, TINY, snakemake, snapshot
 
+from rlvr import config as C
 from rlvr import io
 
 SNAKEMAKE = [PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(TINY), "-c2"]
@@ -110,7 +111,8 @@ def test_a_job_killed_by_a_signal_says_which(tmp_path):
 def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_process):
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
-    name = "results/runs/training/grpo/lr2.0_off0.0_G4_n4_s20_dyn0_seeds0-1.run.parquet"
+    job = {row.method: row.path for row in C.train_rows(C.load_config(TINY)) if row.experiment == "training"}
+    name = f"results/{job['grpo']}.run.parquet"
     run_file = tmp_path / name
     data = bytearray(run_file.read_bytes())
     data[100] ^= 0x10  # one bit flipped in a data page between stages
@@ -125,7 +127,7 @@ def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_p
         assert same_table(pq.read_table(tmp_path / "results" / name), pq.read_table(in_process / name)), name
     # a whole file of another row copied over this one (issue 23): refused by name, the aggregate
     # that would have used it is not kept, and deleting the copy recomputes the row
-    other = "runs/training/none/lr2.0_off0.0_G4_n4_s20_dyn0_seeds0-1.run.parquet"
+    other = f"{job['none']}.run.parquet"
     shutil.copy(tmp_path / "results" / other, run_file)
     proc = snakemake(tmp_path, "-c2", check=False)
     assert proc.returncode != 0

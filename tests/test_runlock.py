@@ -18,6 +18,7 @@ from test_pipeline import CONTRACT, TINY, snakemake
 from test_reliability import descendants, wait_for
 
 from rlvr import io, runlock
+from rlvr.config import load_config, train_rows
 from rlvr.demos import DEMOS
 
 
@@ -235,7 +236,8 @@ def test_a_job_orphaned_by_a_killed_snakemake_cannot_overwrite_a_later_run(tmp_p
     finally:
         if any(Path(f"/proc/{pid}").exists() for pid in orphans):  # only if the test failed midway
             os.killpg(first.pid, signal.SIGKILL)
-    row = "results/runs/training/grpo/lr2.0_off0.0_G4_n4_s3000_dyn0"
+    (row,) = [f"results/{r.row_path}" for r in train_rows(load_config(configs["b"]))
+              if r.experiment == "training"]
     assert io.read_table(work / f"{row}_seeds0.run.parquet")["seed"].tolist() == [0]
     assert not list(work.glob(f"{row}_seeds0-63.*"))  # the orphan's own files: never written
     assert sorted(set(io.read_table(work / "results/runs.parquet")["seed"].tolist())) == [0]
