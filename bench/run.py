@@ -120,8 +120,19 @@ def write_config(name, cfg):
 # --- 1. the lecture's demos: pipeline against the lecture's script ----------------------------
 
 
+# the lecture's script as written (`import toy_rlvr`), on bench/toy_rlvr.py: a reference that does
+# not run the code under test (on rlvr it records every step: rlvr's bookkeeping would slow both)
+LECTURE_ON_TOY = f"""\
+import runpy, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+import toy_rlvr
+sys.modules["rlvr"] = toy_rlvr  # the script imports rlvr; the lecture's own import was toy_rlvr
+runpy.run_path("examples/lecture_01_grpo.py", run_name="__main__")
+"""
+
+
 def lecture_demos(n):
-    print("\n1. cold `snakemake -c2` of the lecture's demos vs `python examples/lecture_01_grpo.py`")
+    print("\n1. cold `snakemake -c2` of the lecture's demos vs the lecture's script on toy_rlvr.py")
     base = base_config()
     cfg = write_config("lecture", {
         **LATER_DEMOS_OFF,
@@ -130,22 +141,25 @@ def lecture_demos(n):
         "gradient_stats": {"cases": base["gradient_stats"]["cases"][:2],
                            "exact_curve": {"methods": ["none", "rloo", "group", "grpo"]}},
     })
-    script = [PY, "examples/lecture_01_grpo.py"]
+    script = [PY, "-c", LECTURE_ON_TOY]
     pipe, lecture, ratio = paired(pipeline_run(cfg), lambda: timed(script, SNAP)[0], n)
     stretch = "met" if ratio <= 1.0 else "not met"
     report("1. lecture's demos: cold pipeline / lecture script",
            f"{pipe:.1f} s / {lecture:.1f} s = **{ratio:.2f}x** (median of {pairs(n)}; stretch {stretch})",
            "<= 1.5x (stretch <= 1.0x)", ratio <= 1.5,
            "`python -m snakemake -c2 --configfile bench/out/lecture.yaml` vs "
-           "`python examples/lecture_01_grpo.py > /dev/null`; `python bench/run.py --only 1`")
+           "the lecture's script on `bench/toy_rlvr.py` (run.py's LECTURE_ON_TOY); "
+           "`python bench/run.py --only 1`")
 
 
 # --- 2. a 450-run sweep: pipeline against a plain single-process loop --------------------------
 
-LOOP = """\
-# the 450 runs of bench/out/sweep450.yaml, one `rlvr.train` call each (written by bench/run.py)
+LOOP = f"""\
+# the 450 runs of bench/out/sweep450.yaml, one `train` call each, on the pinned reference kernel
+# bench/toy_rlvr.py, not the code under test (written by bench/run.py)
 import json, sys
-import rlvr
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+import toy_rlvr as rlvr
 task = rlvr.make_task()
 for method, steps, pps, G, lr, offset, seeds in json.load(open(sys.argv[1])):
     for seed in seeds:
@@ -245,13 +259,14 @@ def peak_rss(n):
 
     cfg = C.load_config(None)
     cfg["training"]["seeds"] = list(range(50))
+    from rlvr.specs import JOB_FILES
+
     row = next(r for r in C.train_rows(C.validate_config(cfg)) if r.method == "grpo")
     work = Path(tempfile.mkdtemp(dir=TMP, prefix="rss-"))
     task = work / "task.parquet"
     timed([PY, "-m", "rlvr", "task", "--spec", json.dumps(cfg["task"]), "--out", task], SNAP)
     train = [PY, "-m", "rlvr", "train", "--spec", to_json(row), "--task", task,
-             *(x for kind in ("run", "curve", "passk", "klgrad")
-               for x in (f"--{kind}", work / f"{kind}.parquet"))]
+             *(x for kind in JOB_FILES for x in (f"--{kind}", work / f"{kind}.parquet"))]
     wall, rss = timed(train, SNAP)
     report("5a. peak RSS: one training job of 50 seeds", f"**{rss:.0f} MB** ({wall:.1f} s; {row.path})",
            "report", None, "`python -m rlvr train --spec '<grpo row, 50 seeds>' --task ... --run ... "
