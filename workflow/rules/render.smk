@@ -60,7 +60,7 @@ for demo in FIGURE_DEMOS:
         params:
             names=" ".join(demo.figures),
             frames=frame_arguments(figure_inputs(demo)),
-            outdir=f"{RESULTS}/figures",
+            outdir=lambda w, output: os.path.dirname(output[0]),
             code=code("figures"),
             look=LOOK,
         shell:
