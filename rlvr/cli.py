@@ -167,17 +167,17 @@ def _read_frames(a):
         if len(paths) > 1 and not (a.from_jobs and name in JOB_FRAMES):
             raise ValueError(f"--{name}: one aggregated file, not {len(paths)} (--from-jobs: jobs' files)")
         if a.from_jobs and name in JOB_FRAMES and paths:
-            table = io.concat_tables([io.read_arrow(p) for p in paths], paths)
-            if name == "passk":
-                table = io.with_reference_rows(table, io.read_arrow(a.reference[0], io.REFERENCE_COLUMNS))
-            frames[name] = table.to_pandas()
+            if name == "passk" and not a.reference:
+                raise ValueError("--from-jobs --passk needs --reference: the pass@k before training")
+            reference = a.reference[0] if name == "passk" else None
+            frames[name] = io.read_concat(paths, reference=reference).to_pandas()
         elif paths:
             frames[name] = io.read_pandas(paths[0])
     return frames
 
 
 FRAMES = tuple(io.RESULT_FILES)
-JOB_FRAMES = ("runs", "curves", "passk", "klgrad")  # what a training job writes, one file each
+JOB_FRAMES = tuple(io.JOB_PARTS)  # the results a training job writes a part of
 
 
 def cmd_config(a):

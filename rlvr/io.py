@@ -26,6 +26,11 @@ RESULT_FILES = {
 }
 
 
+# the aggregated results a training job writes its part of: the result's name and the kind of
+# the job's file (rlvr/specs.py's JOB_FILES: {row path}_seeds{seeds}.{kind}.parquet)
+JOB_PARTS = {"runs": "run", "curves": "curve", "passk": "passk", "klgrad": "klgrad"}
+
+
 class InputError(RuntimeError):
     """An input file that is missing, unreadable or lacks expected columns."""
 
@@ -221,14 +226,18 @@ def concat_tables(tables, names, order=None):
 
 
 def concat_files(paths, out, order=None, reference=None, planned=None):
-    """Concatenate Parquet files with one schema into out; InputError naming a bad file (planned:
-    read_arrow's, the jobs the run planned). With
-    reference (the reference policy's pass@k file), the trained policies' pass@k gain its rows
-    for every experiment (with_reference_rows)."""
+    """Concatenate Parquet files with one schema into out (read_concat)."""
+    write_arrow(out, read_concat(paths, order, reference, planned))
+
+
+def read_concat(paths, order=None, reference=None, planned=None):
+    """Parquet files with one schema as one table; InputError naming a bad file (planned:
+    read_arrow's, the jobs the run planned). With reference (the reference policy's pass@k
+    file), the trained policies' pass@k gain its rows for every experiment (with_reference_rows)."""
     table = concat_tables([read_arrow(p, planned=planned) for p in paths], [str(p) for p in paths], order)
     if reference is not None:
         table = with_reference_rows(table, read_arrow(reference, REFERENCE_COLUMNS))
-    write_arrow(out, table)
+    return table
 
 
 REFERENCE_COLUMNS = ("level", "n_prompts", "k", "pass_at_k")  # what a pass@k row says

@@ -200,7 +200,7 @@ AGGREGATED = {
     "gradstats": f"{RESULTS}/gradient_stats.parquet",
     "exact": f"{RESULTS}/{C.EXACT_FILE}",
 }
-TRAINED = {"runs": ".run", "curves": ".curve", "passk": ".passk", "klgrad": ".klgrad"}
+TRAINED = {frame: f".{kind}" for frame, kind in io.JOB_PARTS.items()}
 
 
 def figure_inputs(demo):
