@@ -209,8 +209,8 @@ def cmd_clean(a):
         keep |= {f"{job.path}.{kind}.parquet" for job in C.train_jobs(C.train_rows(cfg), results)
                  for kind in specs.JOB_FILES}
         keep |= {job.path for job in C.gradstat_jobs(cfg)}
-    stale = [p for part in ("runs", "gradient_stats") for p in sorted((results / part).rglob("*.parquet"))
-             if p.relative_to(results).as_posix() not in keep]
+    files = [p for part in ("runs", "gradient_stats") for p in sorted((results / part).rglob("*.parquet"))]
+    stale = [p for p in files if p.relative_to(results).as_posix() not in keep]
     logs_of = {}  # a training job's log is named by its job, without the kind of file
     for path in stale:
         name = path.relative_to(results).as_posix().removesuffix(".parquet")
@@ -221,7 +221,7 @@ def cmd_clean(a):
             path.unlink()
         print(f"{'would delete' if a.dry_run else 'deleted'} {path}")
     print(f"{len(stale)} result files and {len(doomed) - len(stale)} logs that no config names "
-          f"{'would be ' if a.dry_run else ''}deleted; {len(keep)} named files kept")
+          f"{'would be ' if a.dry_run else ''}deleted; {len(files) - len(stale)} result files kept")
 
 
 def cmd_all(a):
