@@ -53,6 +53,7 @@ for demo in FIGURE_DEMOS:
             checksums=checksums(f"figures_{demo.name}"),
         log:
             f"{LOGS}/figures_{demo.name}.log",
+        priority: 0 if set(figure_inputs(demo)) & set(TRAINED) else 1  # demos 1-2: beside training
         group:
             "render"
         conda:
