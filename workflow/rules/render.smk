@@ -42,25 +42,28 @@ rule tables:
 # its value now: a name the shell command looked up would be read when the job runs, after
 # the loop has ended
 for demo in FIGURE_DEMOS:
+    inputs = figure_inputs(
+        demo
+    )  # read now, in the directives below: each rule keeps its own
 
     rule:
         name:
             f"figures_{demo.name}"
         input:
-            **figure_inputs(demo),
+            **inputs,
         output:
             figure_outputs(demo.figures),
             checksums=checksums(f"figures_{demo.name}"),
         log:
             f"{LOGS}/figures_{demo.name}.log",
-        priority: 0 if set(figure_inputs(demo)) & set(TRAINED) else 1  # demos 1-2: beside training
+        priority: 0 if set(inputs) & set(TRAINED) else 1  # demos 1-2: beside training
         group:
             "render"
         conda:
             ENV
         params:
             names=" ".join(demo.figures),
-            frames=frame_arguments(figure_inputs(demo)),
+            frames=frame_arguments(inputs),
             outdir=lambda w, output: os.path.dirname(output[0]),
             code=code("figures"),
             look=LOOK,
