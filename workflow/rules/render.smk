@@ -42,9 +42,8 @@ rule tables:
 # its value now: a name the shell command looked up would be read when the job runs, after
 # the loop has ended
 for demo in FIGURE_DEMOS:
-    inputs = figure_inputs(
-        demo
-    )  # read now, in the directives below: each rule keeps its own
+    # read now, in the directives below: each rule keeps its own
+    inputs = figure_inputs(demo)
 
     rule:
         name:
