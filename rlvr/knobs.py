@@ -74,11 +74,12 @@ def bounds(knob):
 
 
 def choices(knob):
-    """The values a knob with a fixed set of them allows: the names of its registry in
-    rlvr/objective.py (read when asked: that module reads this one)."""
-    from . import objective
+    """The values a knob with a fixed set of them allows: the names of its registry, "module.NAME"
+    in rlvr/ (read when asked: rlvr/objective.py reads this module)."""
+    from importlib import import_module
 
-    return tuple(getattr(objective, knob.value["registry"]))
+    module, name = knob.value["registry"].split(".")
+    return tuple(getattr(import_module(f".{module}", __package__), name))
 
 
 ROW_KNOBS = (
@@ -92,6 +93,21 @@ ROW_KNOBS = (
     Knob("correct_answers", 1, "how many answers of each prompt are correct (answers 0 .. n−1): the prompt's "
          "p(correct) stays the reference's, split among them, each half as likely as the one before; 1 (the "
          "default) is the task as it is", {"type": "integer", "minimum": 1}, token="correct"),
+    Knob("reward", "verifier", "what an answer earns: a reward function registered in rlvr/rewards.py "
+         "(verifier: 1 if correct; random_half, random_mean: rewards that ignore the answer)",
+         {"type": "string", "registry": "rewards.REWARDS"}, token="reward"),
+    # off-policy rollouts: the sampler that draws the answers is not the policy being trained
+    Knob("sampler_lag", 0, "answers drawn from the policy of this many steps ago (asynchronous training); "
+         "0: the current one", {"type": "integer", "minimum": 0}, token="lag"),
+    Knob("sampler_noise", 0.0, "σ of a fixed Gaussian perturbation of the sampler's logits, drawn once per "
+         "seed (a sampler-trainer precision mismatch); 0: none", {"type": "number", "minimum": 0},
+         token="noise"),
+    Knob("is_correction", "none", "how the update corrects for the sampler, with ρ = π_old(y)/π_sampler(y) "
+         "per answer: none, full (weight ρ), truncated (min(ρ, is_cap): verl's rollout_is) or masked "
+         "(ρ, and 0 where ρ leaves [1/is_cap, is_cap]: verl's rollout_rs)",
+         {"type": "string", "registry": "objective.IS_CORRECTIONS"}, token="is"),
+    Knob("is_cap", 2.0, "C of the truncated and masked corrections (verl rollout_is_threshold, default 2)",
+         {"type": "number", "exclusiveMinimum": 1}, token="is_cap"),
     # the rest of the objective (rlvr/objective.py); the defaults are the lecture's loss
     Knob("epochs", 1, "μ: updates on each batch of answers (TRL num_iterations, verl ppo_epochs); from the "
          "second on, the ratio π/π_old is clipped", {"type": "integer", "minimum": 1}, token="epochs",
@@ -109,15 +125,15 @@ ROW_KNOBS = (
          token="kl_beta", objective=True),
     Knob("kl_estimator", "k3", "estimator of KL(π‖π_ref) at the sampled answer: k1 = log π/π_ref, "
          "k2 = ½ (log π/π_ref)², k3 = π_ref/π − 1 − log π_ref/π",
-         {"type": "string", "registry": "KL_ESTIMATORS"}, token="kl_estimator", objective=True),
+         {"type": "string", "registry": "objective.KL_ESTIMATORS"}, token="kl_estimator", objective=True),
     Knob("kl_placement", "loss", "where β·k goes: added to the loss (GRPO, TRL) or subtracted from the "
-         "reward (verl use_kl_in_reward)", {"type": "string", "registry": "KL_PLACEMENTS"},
+         "reward (verl use_kl_in_reward)", {"type": "string", "registry": "objective.KL_PLACEMENTS"},
          token="kl_placement", objective=True),
     Knob("loss_agg", "seq-mean-token-sum-norm", "how answers of different lengths (task.answer_length) "
          "share the loss: seq-mean-token-sum-norm (Dr. GRPO; every answer alike, the lecture's loss), "
          "seq-mean-token-mean (GRPO, TRL \"grpo\": an answer's tokens averaged) or token-mean (DAPO, and "
          "verl's and TRL's default: every token of the batch alike)",
-         {"type": "string", "registry": "LOSS_AGGREGATIONS"}, token="loss_agg", objective=True),
+         {"type": "string", "registry": "objective.LOSS_AGGREGATIONS"}, token="loss_agg", objective=True),
 )
 KNOBS = {knob.name: knob for knob in ROW_KNOBS}
 OBJECTIVE = tuple(knob.name for knob in ROW_KNOBS if knob.objective)

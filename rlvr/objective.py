@@ -9,7 +9,9 @@ policy.policy_gradient(y, W, π). This module gives those weights:
   is A·ρ with ρ = π(y)/π_old(y), or 0 where the clip takes over;
 - the KL to the reference: Schulman's estimators k1/k2/k3 of KL(π‖π_ref) at the sampled answer,
   either subtracted from the reward (verl `use_kl_in_reward`) or added to the loss (GRPO, TRL);
-- loss aggregation over answers of different lengths (verl `loss_agg_mode`, TRL `loss_type`).
+- loss aggregation over answers of different lengths (verl `loss_agg_mode`, TRL `loss_type`);
+- the correction of off-policy rollouts (verl's rollout correction): answers drawn by a sampler
+  other than π_old weigh w(ρ) with ρ = π_old(y)/π_sampler(y), the weight multiplying A.
 
 An answer is one choice in this toy: its log-probability is the sum of its tokens', so
 Σ_t ∇ log π(o_t) = e_y − π, and the KL estimators see the whole answer, as if it were one token.
@@ -121,6 +123,46 @@ def aggregation_weights(mode, length, batch_tokens=None, batch_answers=None, uni
     if mode not in LOSS_AGGREGATIONS:
         raise ValueError(f"unknown loss aggregation {mode!r}; allowed: {', '.join(LOSS_AGGREGATIONS)}")
     return LOSS_AGGREGATIONS[mode](length, batch_tokens, batch_answers, unit)
+
+
+def _no_correction(rho, cap):
+    return np.ones_like(rho)
+
+
+def _full_is(rho, cap):
+    return rho
+
+
+def _truncated_is(rho, cap):
+    return np.minimum(rho, cap)
+
+
+def _masked_is(rho, cap):
+    return np.where((rho >= 1 / cap) & (rho <= cap), rho, 0.0)
+
+
+# corrections of off-policy rollouts: name -> w(ρ, C), each answer's weight (is_weights)
+IS_CORRECTIONS = {
+    "none": _no_correction,
+    "full": _full_is,
+    "truncated": _truncated_is,
+    "masked": _masked_is,
+}
+
+
+def is_weights(rho, correction, cap):
+    """Each sampled answer's importance weight from ρ = π_old(y)/π_sampler(y): [...] -> [...].
+
+    none: 1 (the sampler's answers taken as π_old's); full: ρ, unbiased; truncated: min(ρ, C)
+        (TIS; verl rollout_is="sequence" with rollout_is_threshold C, at verl b178a3c);
+    masked: ρ where 1/C ≤ ρ ≤ C, else 0: the answer is dropped (verl rollout_rs="seq_sum_k1" with
+        threshold "1/C_C" beside rollout_is="sequence", which then never truncates).
+    The weight multiplies the advantage: the loss's w·min(ρ'A, clip(ρ')A) is min(ρ'wA, clip(ρ')wA)
+    for w ≥ 0, so the clip and the dual clip see the same answers as verl's weighted loss.
+    """
+    if correction not in IS_CORRECTIONS:
+        raise ValueError(f"unknown is_correction {correction!r}; allowed: {', '.join(IS_CORRECTIONS)}")
+    return IS_CORRECTIONS[correction](rho, cap)
 
 
 def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None):

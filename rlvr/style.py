@@ -6,6 +6,7 @@ every panel of every figure. A user's estimator (family "other") gets a colour o
 """
 
 from .estimators import ESTIMATORS, FAMILIES
+from .objective import IS_CORRECTIONS
 
 # related hues per family, darkest first; enough shades for the registered estimators
 PALETTES = {
@@ -18,6 +19,9 @@ PALETTES = {
     "other": ["#8c510a", "#c51b7d", "#bf812d", "#de77ae", "#8e0152", "#dfc27d"],
 }
 assert set(PALETTES) == set(FAMILIES)
+# the corrections of off-policy rollouts (rlvr/objective.py), one colour each in every figure
+CORRECTIONS = {"none": "#6b6b6b", "full": "#2171b5", "truncated": "#d94801", "masked": "#6a51a3"}
+assert set(CORRECTIONS) == set(IS_CORRECTIONS)
 REFERENCE = {"color": "black", "ls": "--"}  # the step-0 policy, wherever it appears
 
 # figure sizes (inches) for a paper: one column and two columns wide
@@ -50,3 +54,8 @@ def label(method):
     """How figures name a method (registered with it; an unregistered name as it is)."""
     spec = ESTIMATORS.get(method)
     return spec.label if spec else method
+
+
+def correction_colour(correction):
+    """The colour of an off-policy correction (objective.IS_CORRECTIONS)."""
+    return CORRECTIONS[correction]

@@ -13,6 +13,7 @@ dynamic sampling's further rounds), `old_log_probs`, `shaped_rewards` and `estim
 quantities kept current) and, at evaluation steps, `curve_values` and `records`.
 """
 
+from collections import deque
 from functools import partial
 from typing import NamedTuple
 
@@ -20,9 +21,11 @@ import numpy as np
 
 from .estimators import ESTIMATORS, advantages
 from .exact import kl_gradient_columns
+from .knobs import KNOBS
 from .metrics import crossover_k, passk_columns
-from .objective import Objective, aggregation_weights, kl_estimate, policy_updates
+from .objective import Objective, aggregation_weights, is_weights, kl_estimate, policy_updates
 from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
+from .rewards import REWARDS
 from .task import LEVEL_KEYS, with_correct_answers
 
 # The learning-curve metrics, the one list Record, the recording (curve_values) and the curves
@@ -38,6 +41,8 @@ CURVES = (
     "length_correct",  # exact expected tokens of a correct answer to a uniform prompt (NaN: π(correct) = 0)
     "length_wrong",  # exact expected tokens of a wrong answer to a uniform prompt (NaN: π(correct) = 1)
 )
+# train_seeds' arguments of the same name as a row knob: what pays an answer and what samples it
+SAMPLING = ("reward", "sampler_lag", "sampler_noise", "is_correction", "is_cap")
 _CURVE_FIELDS = [(f, t) for m in CURVES for f, t in ((m, float), (f"{m}_by_level", np.ndarray))]
 # pass1 and pass1_by_level stay at positions 1 and 4: the lecture script reads rec[1] and rec[4]
 Record = NamedTuple("Record", [("step", int), _CURVE_FIELDS[0], ("mean_reward", float),
@@ -93,10 +98,30 @@ def prompt_stats(z, ref_logp, tokens, C):
             "entropy_correct": correct_entropy(z, C)}
 
 
-def rewards(y, C, reward_offset):
-    """The verifiable reward of answers y [...]: 1 for answers 0 .. C−1 (correct), else 0, plus
-    the offset: [...]."""
-    return (y < C) + reward_offset
+class Rewarder(NamedTuple):
+    """What pays the sampled answers: a reward of rlvr/rewards.py, the offset added to it, and
+    for a random reward each seed's own generator (so the answers drawn stay those of the verifier)."""
+
+    reward: object  # rewards.Reward
+    offset: float
+    rngs: list | None  # [S] generators of the reward's uniforms, or None
+
+    def __call__(self, y, C, pi, seed=None):
+        """The rewards [..., G] of answers y [..., G] sampled from pi [..., M]: of one seed's rows,
+        or with seed None of every seed's, y [S, n, G]."""
+        u = None
+        if self.reward.random:
+            u = (self.rngs[seed].random(y.shape) if seed is not None
+                 else np.stack([rng.random(y.shape[1:]) for rng in self.rngs]))
+        return self.reward.fn(y, C, pi, u) + self.offset
+
+
+def rewarder(reward, reward_offset, seeds):
+    """The Rewarder of a reward's name for these seeds; a random reward's uniforms come from
+    default_rng((seed, 2)), apart from the seed's sampling generator."""
+    spec = REWARDS[reward]
+    rngs = [np.random.default_rng((s, 2)) for s in seeds] if spec.random else None
+    return Rewarder(spec, reward_offset, rngs)
 
 
 def all_equal(r):
@@ -111,7 +136,7 @@ def p_all_equal(pi, C, G):
     return p**G + (1 - p) ** G
 
 
-def dynamic_rounds(rng, logits_s, first_prompts, kept, n, G, C, reward_offset, max_rounds):
+def dynamic_rounds(rng, logits_s, first_prompts, kept, n, G, C, pay, s, max_rounds):
     """Dynamic sampling's further rounds for one seed (DAPO; verl filter_groups): after the first
     round drew first_prompts [n] and kept `kept` groups, draw up to n prompts not drawn yet per
     round from logits_s [P, M] until n groups with a signal are kept, max_rounds rounds were
@@ -125,7 +150,7 @@ def dynamic_rounds(rng, logits_s, first_prompts, kept, n, G, C, reward_offset, m
         more = rng.choice(candidates, min(n, len(candidates)), replace=False)  # [m]
         pi_m = softmax(logits_s[more])  # [m, M]
         y_m = inverse_cdf(pi_m, rng.random((len(more), G)))  # [m, G]
-        r_m = rewards(y_m, C, reward_offset)  # [m, G]
+        r_m = pay(y_m, C, pi_m, s)  # [m, G]
         signal = ~all_equal(r_m)  # [m]
         used[more] = True
         rounds.append((more, pi_m, y_m, r_m, signal))
@@ -133,8 +158,9 @@ def dynamic_rounds(rng, logits_s, first_prompts, kept, n, G, C, reward_offset, m
     return rounds
 
 
-def draw(rngs, logits, n, G, C, reward_offset, max_rounds, zero_pred):
-    """Each seed's batch of the step from π_old = softmax(logits [S, P, M]): n distinct prompts,
+def draw(rngs, logits, n, G, C, pay, max_rounds, zero_pred):
+    """Each seed's batch of the step from the sampler softmax(logits [S, P, M]) (π_old on-policy),
+    paid by pay (a Rewarder): n distinct prompts,
     then G uniforms per prompt, from the seed's own generator; with max_rounds, the groups without
     a signal are dropped and further rounds drawn (dynamic_rounds). Adds each drawn group's
     P(all G rewards equal) into zero_pred [S]. Returns the batch, R rows seed by seed: (seed [R],
@@ -148,7 +174,7 @@ def draw(rngs, logits, n, G, C, reward_offset, max_rounds, zero_pred):
     seed_rows = np.repeat(np.arange(S), n)  # [S * n]: the seed of each row of a full batch
     pi = softmax(logits[seed_rows.reshape(S, n), prompts])  # [S, n, M]
     y = inverse_cdf(pi, u)  # [S, n, G]
-    r = rewards(y, C, reward_offset)  # [S, n, G]
+    r = pay(y, C, pi)  # [S, n, G]
     no_signal = all_equal(r)  # [S, n]
     drawn, zero = np.full(S, n), no_signal.sum(axis=1)  # [S], [S]
     zero_pred += p_all_equal(pi, C, G).sum(axis=1)
@@ -160,7 +186,7 @@ def draw(rngs, logits, n, G, C, reward_offset, max_rounds, zero_pred):
         keep = ~no_signal[s]
         seed_parts = [(prompts[s][keep], pi[s][keep], y[s][keep], r[s][keep])]
         for more, pi_m, y_m, r_m, signal in dynamic_rounds(rng, logits[s], prompts[s], int(keep.sum()), n, G,
-                                                           C, reward_offset, max_rounds):
+                                                           C, pay, s, max_rounds):
             drawn[s] += len(more)
             zero[s] += int((~signal).sum())
             zero_pred[s] += float(p_all_equal(pi_m, C, G).sum())
@@ -168,6 +194,23 @@ def draw(rngs, logits, n, G, C, reward_offset, max_rounds, zero_pred):
         parts.append([np.concatenate(x)[:n] for x in zip(*seed_parts)])
     sizes = np.array([len(p[0]) for p in parts])  # [S]
     return (np.repeat(np.arange(S), sizes), *(np.concatenate(x) for x in zip(*parts))), sizes, drawn, zero
+
+
+def sampler_noise_logits(seeds, shape, sigma):
+    """The sampler's fixed logit perturbation of each seed, σ·N(0, 1) from default_rng((seed, 1))
+    (apart from the seed's sampling generator): [S, P, M], or 0 for σ = 0."""
+    if not sigma:
+        return 0.0
+    return sigma * np.stack([np.random.default_rng((s, 1)).standard_normal(shape) for s in seeds])
+
+
+def off_policy_weights(z, z_sampler, y_b, correction, cap):
+    """π_old [R, M] of the trained policy's logits z [R, M] and each answer's importance weight
+    w(ρ) [R, G] (objective.is_weights), ρ = π_old(y)/π_sampler(y), for answers y_b [R, G] drawn
+    from softmax(z_sampler [R, M])."""
+    log_rho = (np.take_along_axis(log_softmax(z), y_b, axis=1)
+               - np.take_along_axis(log_softmax(z_sampler), y_b, axis=1))  # [R, G]
+    return softmax(z), is_weights(np.exp(log_rho), correction, cap)
 
 
 def mean_rewards(r_b, sizes, max_rounds):
@@ -299,7 +342,8 @@ def records(step, curves, mean_reward, zero_frac, answers):
 
 
 def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offset=0.0,
-                value_lr=0.2, eval_every=1, max_rounds=0, objective=None, shared_lr=0.0):
+                value_lr=0.2, eval_every=1, max_rounds=0, objective=None, shared_lr=0.0, reward="verifier",
+                sampler_lag=0, sampler_noise=0.0, is_correction="none", is_cap=2.0):
     """Train from the reference logits once per seed; return one dict per seed with "history"
     ([Record]), "zero_frac", "zero_frac_pred", "answers", "kept_frac" and the final "logits" [P, M].
 
@@ -322,6 +366,12 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     max_rounds > 0 turns on dynamic sampling (DAPO; verl filter_groups): groups whose rewards
     are all equal are dropped and further rounds draw other prompts until prompts_per_step
     groups are kept or max_rounds rounds were drawn; every answer drawn counts in "answers".
+
+    reward names the reward function (rlvr/rewards.py; "verifier": 1 for a correct answer).
+    Off-policy rollouts: sampler_lag L > 0 draws each step's answers from the policy at the start
+    of step t − L (the reference for t ≤ L), sampler_noise σ > 0 from logits + σ ε with ε fixed
+    per seed; the update's π_old is the trained policy's, and is_correction weighs each answer by
+    w(ρ) (objective.is_weights, cap is_cap), ρ = π_old(y)/π_sampler(y).
     history holds step 0 (the reference) and every eval_every-th step, always the last.
     """
     P, level, n_levels = task["P"], task["level"], task["n_levels"]
@@ -332,11 +382,18 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         raise ValueError(f"prompts_per_step = {prompts_per_step} must be in 1..{P}")
     obj = objective or Objective()
     obj.check()
-    if not shared_lr >= 0:
-        raise ValueError(f"shared_lr = {shared_lr!r} must be >= 0")
+    knobs = {"shared_lr": shared_lr, "reward": reward, "sampler_lag": sampler_lag,
+             "sampler_noise": sampler_noise, "is_correction": is_correction, "is_cap": is_cap}
+    for name, value in knobs.items():
+        if problem := KNOBS[name].problem(value):
+            raise ValueError(problem)
     S, n = len(seeds), prompts_per_step
     rngs = [np.random.default_rng(seed) for seed in seeds]
+    pay = rewarder(reward, reward_offset, seeds)
     logits = np.repeat(np.asarray(task["logits"], float)[None], S, axis=0)  # [S, P, M]
+    off_policy = bool(sampler_lag or sampler_noise)
+    noise = sampler_noise_logits(seeds, logits.shape[1:], sampler_noise)  # [S, P, M] or 0
+    past = deque(maxlen=sampler_lag + 1)  # the logits at the start of the last L + 1 steps
     V = np.zeros((S, P))  # learned baseline, read only by `learned`
     reads_logp = "logp" in ESTIMATORS[method].needs
     ref_logp = log_softmax(np.asarray(task["logits"], float))  # [P, M]: the reference policy
@@ -357,9 +414,14 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     groups, zero_groups, kept_groups, answers = (np.zeros(S, int) for _ in range(4))
     zero_pred = np.zeros(S)  # Σ P(all G rewards equal) over the groups drawn
     for step in range(1, steps + 1):
-        # draw: R rows, seed by seed; every answer drawn counts, kept or not
-        batch, sizes, drawn, zero = draw(rngs, logits, n, G, C, reward_offset, max_rounds, zero_pred)
-        seed_of, prompt_of, pi_b, y_b, r_b = batch  # [R], [R], [R, M], [R, G], [R, G]
+        # draw: R rows, seed by seed, from the sampler; every answer drawn counts, kept or not
+        sampler = logits
+        if off_policy:
+            if sampler_lag:
+                past.append(logits.copy())
+            sampler = (past[0] if sampler_lag else logits) + noise  # [S, P, M]
+        batch, sizes, drawn, zero = draw(rngs, sampler, n, G, C, pay, max_rounds, zero_pred)
+        seed_of, prompt_of, pi_b, y_b, r_b = batch  # [R], [R], [R, M] (the sampler's), [R, G], [R, G]
         groups += drawn
         zero_groups += zero
         kept_groups += sizes
@@ -367,12 +429,16 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         if len(prompt_of):
             # advantages
             z = logits[seed_of, prompt_of]  # [R, M]: π_old's logits, updated below
+            if off_policy:  # π_old is the trained policy's, not the sampler's
+                pi_b, w = off_policy_weights(z, sampler[seed_of, prompt_of], y_b, is_correction, is_cap)
             logp_old, ref_y = old_log_probs(z, y_b, prompt_of, ref_logp, obj, reads_logp)  # [R, G] each
             r_adv = shaped_rewards(r_b, logp_old, ref_y, obj)  # [R, G]
             A = estimate_advantages(method, r_adv, pi_b, V[seed_of, prompt_of],
                                     logp_old if reads_logp else None, sizes, reward_offset, C)  # [R, G]
             if method == "learned":
                 V[seed_of, prompt_of] += value_lr * (r_adv.mean(axis=1) - V[seed_of, prompt_of])
+            if off_policy:
+                A = A * w
             # update
             gain = loss_weights(obj, length, unit, seed_of, prompt_of, y_b, sizes)  # [R, G] or None
             z, clipped, moved = update_policy(z, y_b, A, pi_b, ref_y, gain, seed_of, prompt_of, obj, lr, S,
@@ -434,7 +500,8 @@ def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
     seeds = [seed] if one else list(seed)
     runs = train_seeds(with_correct_answers(task, given.get("correct_answers", 1)), method, steps,
                        prompts_per_step, G, lr, seeds, reward_offset, value_lr, eval_every, max_rounds,
-                       objective=objective, shared_lr=given.get("shared_lr", 0.0))
+                       objective=objective, shared_lr=given.get("shared_lr", 0.0),
+                       **{name: given[name] for name in SAMPLING if name in given})
     return runs[0] if one else runs
 
 
@@ -446,7 +513,8 @@ def row_columns(task, row):
     task = with_correct_answers(task, row.correct_answers)
     outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
                        reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
-                       max_rounds=row.max_rounds, objective=row.objective, shared_lr=row.shared_lr)
+                       max_rounds=row.max_rounds, objective=row.objective, shared_lr=row.shared_lr,
+                       **{name: getattr(row, name) for name in SAMPLING})
     ident = {name: getattr(row, name) for name in row.COLUMNS}
     names = list(LEVEL_KEYS) + ["all"]
     tables = ([], [], [], [], [])

@@ -81,6 +81,15 @@ def configs(draw):
     objective["narrowing_remedies"] = {**train, "enabled": draw(st.booleans()),  # shared weights' remedies
                                        "rows": [row({"shared_lr": draw(some([0.0, 0.05], 2)),
                                                      "kl_beta": draw(some([0.0, 0.3], 2))})]}
+    corrections = ["none", "full", "truncated", "masked"]
+    stale = row({"sampler_lag": draw(some([1, 3], 2)), "sampler_noise": draw(some([0.0, 0.5], 2)),
+                 "is_correction": draw(some(corrections, 2)), "is_cap": draw(st.sampled_from([1.5, 2.0]))})
+    on_policy = {k: v for k, v in stale.items() if k not in ("sampler_lag", "sampler_noise")}  # its partner
+    objective["off_policy"] = {**train, "enabled": draw(st.booleans()),  # a sampler other than the policy
+                               "rows": [stale, {**on_policy, "is_correction": "none"}]}
+    rewards = ["verifier", "random_half", "random_mean"]
+    objective["spurious_rewards"] = {**train, "enabled": draw(st.booleans()),  # rewards ignoring the answer
+                                     "rows": [row({"reward": draw(some(rewards, 2))})]}
     logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]),
                                    min_size=4, max_size=4)))
     return {

@@ -127,19 +127,24 @@ def test_empty_config_gets_the_lecture_defaults():
     # training rows, the lr sweep's 4 methods x 9 lrs, clipping 3 x 3, KL 1 + 3 x 3 x 2, aggregation
     # 2 x 3, shared weights 6 x 3, rank bias 2 + 2 x 2, 5 group sizes, dynamic and plain: the
     # lecture's 5 seeds, except where an ordering needed more (group sizes 40, dynamic, clipping,
-    # aggregation and rank bias 20, shared 10)
+    # aggregation and rank bias 20, shared 10), negative samples 4 x 3 x 2 and its remedies
+    # 4 + 2 x 2, off-policy 1 + 2 x 3 x 4, spurious rewards 2 x 4
     rows = train_rows(cfg)
-    assert len(rows) == 16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 6 * 3 + 2 + 2 * 2 + 4 * 3 * 2 + 8 + 5 + 2
+    assert len(rows) == (16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 6 * 3 + 2 + 2 * 2 + 4 * 3 * 2 + 8
+                         + 1 + 2 * 3 * 4 + 2 * 4 + 5 + 2)
     seeds = {row.experiment: row.seeds for row in rows}
     assert seeds == {"training": (0, 1, 2, 3, 4), "lr_sweep": (0, 1, 2, 3, 4), "clipping": tuple(range(20)),
                      "kl_penalty": (0, 1, 2, 3, 4), "loss_aggregation": tuple(range(20)),
                      "shared_policy": tuple(range(10)), "rank_bias": tuple(range(20)),
                      "negative_samples": tuple(range(10)), "narrowing_remedies": tuple(range(10)),
+                     "off_policy": tuple(range(10)), "spurious_rewards": tuple(range(10)),
                      "group_size": tuple(range(40)), "dynamic": tuple(range(20))}
     assert len({row.path for row in rows}) == len(rows)
     # the lecture's rows keep their paths: only an objective other than the default names itself
     assert all(row.row_path.endswith(f"_dyn{row.max_rounds}") for row in rows
-               if row.objective == Objective() and not row.shared_lr and row.correct_answers == 1)
+               if row.objective == Objective() and not row.shared_lr and row.correct_answers == 1
+               and row.reward == "verifier" and not row.sampler_lag and not row.sampler_noise
+               and row.is_correction == "none")
     # 4 methods x 2 offsets on medium, grpo on the 3 other levels (medium is shared),
     # 6 further estimators x 2 offsets on medium
     assert len(gradstat_cases(cfg)) == 4 * 2 + 3 + 6 * 2

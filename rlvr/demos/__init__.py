@@ -28,16 +28,18 @@ from . import (
     lr_sweep,
     narrowing_remedies,
     negative_samples,
+    off_policy,
     passk_after_training,
     rank_bias,
     reference,
     shared_policy,
+    spurious_rewards,
     training,
 )
 
 MODULES = (reference, gradients, training, group_size, dynamic_sampling, passk_after_training, lr_sweep,
            clipping, kl_penalty, loss_aggregation, shared_policy, rank_bias, negative_samples,
-           narrowing_remedies)
+           narrowing_remedies, off_policy, spurious_rewards)
 
 
 class Demo(NamedTuple):

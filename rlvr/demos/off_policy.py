@@ -1,0 +1,309 @@
+"""The demo "off-policy rollouts": its table (en, zh), its figure and its claims.
+
+The answers of a step come from a sampler other than the policy being trained: the policy of
+sampler_lag steps ago (asynchronous rollouts) or the policy's logits plus a fixed Gaussian
+perturbation of scale sampler_noise (a sampler-trainer precision mismatch), corrected by
+is_correction (rlvr/objective.py's is_weights: none, full, truncated or masked importance
+weights). What each name below is: rlvr/demos/__init__.py.
+"""
+
+import numpy as np
+
+from .. import analysis as A
+from .. import claims as K
+from .. import figures as F
+from .. import render as R
+from .. import style
+from ..exact import off_policy_gradient, uniform_wrong_prompt
+
+TITLE = "off-policy rollouts and their corrections"
+SWITCHABLE = True
+ROWS = True
+EXPERIMENT = "off_policy"
+MISMATCHES = ("sampler_lag", "sampler_noise")  # the two ways the sampler differs; both 0: on-policy
+SHOWN = (*MISMATCHES, "is_correction", "is_cap")
+
+CONFIG = {
+    "help": "answers drawn from a stale policy (sampler_lag) or a perturbed one (sampler_noise), "
+    "corrected by "
+    "importance weights (is_correction); one run per row x seed, rows as in training (grids allowed); "
+    "a row with neither is the on-policy run the others are paired with",
+    "seeds": list(range(10)),
+    "rows": [
+        {"method": "grpo", "lr": 2.0},
+        {
+            "method": "grpo",
+            "lr": 2.0,
+            "sampler_lag": [4, 16, 64],
+            "is_correction": ["none", "full", "truncated", "masked"],
+        },
+        {
+            "method": "grpo",
+            "lr": 2.0,
+            "sampler_noise": [0.5, 1.0, 2.0],
+            "is_correction": ["none", "full", "truncated", "masked"],
+        },
+    ],
+}
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: off-policy rollouts and their corrections ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
+        "head": ["sampler", "correction", "final pass@1", "− on-policy", "very hard: − on-policy"],
+        "on_policy": "on-policy",
+        "lag": "{v:g} steps stale",
+        "noise": "logits + {v:g} ε",
+        "exact": "exact: the share of the on-policy gradient of π(correct) that one answer keeps with a baseline that does not depend on the group (REINFORCE), by how often the sampler draws the correct answer",  # noqa: E501
+        "exact_head": ["π_sampler(correct) / π(correct)"],
+        "note": [
+            "Exact pass@1 at the last step; '− on-policy': paired by seed with the on-policy run of the same",
+            "seed. ρ = π_old(y) / π_sampler(y) per answer; full: weight ρ; truncated: min(ρ, C); masked: ρ,",
+            "and 0 where ρ leaves [1/C, C]. In the exact part π(correct) = 0.5, the wrong answers uniform.",
+        ],
+    },
+    "zh": {
+        "title": "演示 {number}：异策略采样及其校正（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",  # noqa: E501
+        "head": ["采样器", "校正", "最终 pass@1", "− 同策略", "很难：− 同策略"],
+        "on_policy": "同策略",
+        "lag": "落后 {v:g} 步",
+        "noise": "logits + {v:g} ε",
+        "exact": "精确值：基线与组无关时（REINFORCE），单个回答保留的同策略 π(正确) 梯度的比例，按采样器抽到正确答案的频率",  # noqa: E501
+        "exact_head": ["π_采样器(正确) / π(正确)"],
+        "note": [
+            "最后一步的精确 pass@1；“− 同策略”：与同一种子的同策略运行配对之差。",
+            "每个回答 ρ = π_old(y) / π_采样器(y)；full：权重 ρ；truncated：min(ρ, C)；masked：ρ，",
+            "ρ 超出 [1/C, C] 时为 0。精确部分 π(正确) = 0.5，错误答案均匀。",
+        ],
+    },
+}
+
+SAMPLER_SHARES = (1.5, 1.0, 0.5, 0.25, 0.125, 0.0625)  # π_sampler(correct) / π(correct) in the exact part
+
+
+def _on_policy(cfg):
+    """What selects the on-policy runs a run of cfg is paired with: the same row without a
+    mismatch, whatever its correction (with the sampler the policy, ρ = 1 and every correction
+    weighs 1)."""
+    return {**cfg, "sampler_lag": 0, "sampler_noise": 0.0, "is_correction": None, "is_cap": None}
+
+
+def check_section(section, task, checks):
+    """Its section's problems (rlvr.config.Checks): every row with a mismatch needs its on-policy
+    partner among the rows, the same row without sampler_lag and sampler_noise."""
+    from ..config import expand_rows
+
+    if not section["enabled"]:
+        return
+    rows = list(expand_rows(section["rows"], EXPERIMENT))
+    on_policy = {_partner_key(row) for row, _ in rows if not row["sampler_lag"] and not row["sampler_noise"]}
+    for row, keys in rows:
+        if (row["sampler_lag"] or row["sampler_noise"]) and _partner_key(row) not in on_policy:
+            checks.need(False, keys["row"], "its runs are paired with the on-policy runs of the same row: "
+                        "add that row without sampler_lag and sampler_noise to off_policy.rows")
+
+
+def _partner_key(row):
+    return tuple(sorted((k, v) for k, v in row.items() if k not in SHOWN))
+
+
+def _runs(frames):
+    """The demo's runs, None where the results hold none."""
+    runs = frames["runs"]
+    if "sampler_lag" not in runs or not (runs["experiment"] == EXPERIMENT).any():
+        return None
+    return runs[runs["experiment"] == EXPERIMENT]
+
+
+def _sampler(L, cfg):
+    if cfg["sampler_lag"]:
+        return L["lag"].format(v=cfg["sampler_lag"])
+    if cfg["sampler_noise"]:
+        return L["noise"].format(v=cfg["sampler_noise"])
+    return L["on_policy"]
+
+
+def _correction(cfg):
+    c = cfg["is_correction"]
+    return f"{c} (C = {cfg['is_cap']:g})" if c in ("truncated", "masked") else c
+
+
+def kept_share(correction, cap, sampler_share, p=0.5, M=16):
+    """The exact share of the on-policy E[g]·∇π(correct) that answers drawn from a sampler keep under
+    a correction: REINFORCE (baseline 0, reward 1{correct}) on a prompt with π(correct) = p and the
+    wrong answers uniform, the sampler drawing the correct answer sampler_share times as often."""
+    pi, mu = uniform_wrong_prompt(p, M), uniform_wrong_prompt(p * sampler_share, M)
+    r = np.eye(M)[0]
+    grad_p = p * (np.eye(M)[0] - pi)  # ∇_z π(correct)
+    on = off_policy_gradient(pi, pi, r, 0.0, "none") @ grad_p
+    return off_policy_gradient(pi, mu, r, 0.0, correction, cap) @ grad_p / on
+
+
+def table(frames, L):
+    runs = _runs(frames)
+    if runs is None:
+        return None
+    rows, n = [], []
+    for cfg, g, other in A.configurations(runs, SHOWN):
+        base = _base(runs, cfg)
+        on = not cfg["sampler_lag"] and not cfg["sampler_noise"]
+        rows.append(
+            [
+                _sampler(L, cfg),
+                "" if on else _correction(cfg),
+                A.pm(g["final_pass1"]),
+                "" if on else R.delta(g, base, "final_pass1", 3),
+                "" if on else R.delta(g, base, "final_pass1_very_hard", 3),
+                other,
+            ]
+        )
+        n.append(g["seed"].nunique())
+    head, rows = R.with_others(list(L["head"]), rows, L["other"])
+    corrections = [(c, cap) for c, cap in dict.fromkeys(zip(runs["is_correction"], runs["is_cap"]))]
+    exact_head = L["exact_head"] + [
+        _correction({"is_correction": c, "is_cap": cap}) for c, cap in corrections
+    ]
+    exact_rows = [
+        [f"{s:g}"] + [f"{kept_share(c, cap, s):.3f}" for c, cap in corrections] for s in SAMPLER_SHARES
+    ]
+    return (
+        R.title(L, runs.iloc[0], min(n)),
+        [("", head, rows), (L["exact"], exact_head, exact_rows)],
+        L["note"],
+    )
+
+
+def _base(runs, cfg):
+    """The on-policy runs a run of cfg is paired with (the first such configuration)."""
+    base = A.select_rows(runs, **_on_policy(cfg))
+    if not len(base):
+        return base
+    return A.select_rows(base, **{k: base[k].iloc[0] for k in ("is_correction", "is_cap")})
+
+
+def _paired(runs, cfg, base):
+    """cfg's final pass@1 minus base's, paired by seed: a Difference."""
+    diff = A.paired(A.select_rows(runs, **cfg), base, "final_pass1", on=("seed",))
+    return K.over_seeds(diff["final_pass1"])
+
+
+def _gaps(runs, mismatch):
+    """{(correction, cap): [(mismatch value, Difference to on-policy, cfg)]} over the runs that set
+    `mismatch` (a correction without a cap: cap None)."""
+    out = {}
+    for cfg, _, _ in A.configurations(runs[runs[mismatch] > 0], SHOWN):
+        capped = cfg["is_correction"] in ("truncated", "masked")
+        out.setdefault((cfg["is_correction"], cfg["is_cap"] if capped else None), []).append(
+            (cfg[mismatch], _paired(runs, cfg, _base(runs, cfg)), cfg))
+    return out
+
+
+def claims(frames):
+    """What FINDINGS.md says of this demo, computed: each mismatch's cost at each size without a
+    correction, and what each correction leaves of it at the largest size, paired with on-policy
+    and with no correction."""
+    runs = _runs(frames)
+    if runs is None:
+        return []
+    out = []
+    for mismatch, what in (("sampler_lag", "a sampler {v:g} steps stale"),
+                           ("sampler_noise", "a sampler whose logits carry a fixed noise of σ = {v:g}")):
+        gaps = _gaps(runs, mismatch)
+        plain = sorted(gaps.get(("none", None), []), key=lambda x: x[0])
+        if not plain:
+            continue
+        seeds = plain[0][1].seeds
+        costs = "; ".join(f"{what.format(v=v)} {K.change(d, 'the final pass@1')}" for v, d, _ in plain)
+        out.append(K.Claim(f"{mismatch}_cost", f"Against on-policy sampling, {costs} ({seeds} seeds, paired)",
+                           tuple(d for _, d, _ in plain)))
+        largest = plain[-1]
+        parts, diffs = [], []
+        for (correction, _), values in gaps.items():
+            for v, d, cfg in values:
+                if correction != "none" and v == largest[0]:
+                    vs_none = _paired(runs, cfg, A.select_rows(runs, **largest[2]))
+                    parts.append(f"{_correction(cfg)} ends at {K.signed(d)} from on-policy "
+                                 f"({K.change(vs_none, 'it')} against no correction)")
+                    diffs += [d, vs_none]
+        if parts:
+            text = f"At {what.format(v=largest[0])}: " + "; ".join(parts) + f" ({seeds} seeds, paired)"
+            out.append(K.Claim(f"{mismatch}_corrections", text, tuple(diffs)))
+    cap = sorted(set(runs["is_cap"]))[0]
+    kept = {c: _share_words(kept_share(c, cap, 0.25)) for c in ("truncated", "full", "masked")}
+    out.append(K.Claim("truncation_exact", (
+        "Exactly, for REINFORCE on a prompt with π(correct) = 0.5: where the sampler draws the correct "
+        f"answer a quarter as often as π, truncating at C = {cap:g} keeps {kept['truncated']} the on-policy "
+        f"gradient of π(correct), full IS {kept['full']} it and masking at C = {cap:g} {kept['masked']} it"),
+        ()))
+    return out
+
+
+def _share_words(share):
+    """A share of a gradient in words: "all of", "none of", "0.50 of"."""
+    return "all of" if abs(share - 1) < 1e-12 else "none of" if abs(share) < 1e-12 else f"{share:.2f} of"
+
+
+def off_policy(runs):
+    """Final pass@1 minus on-policy against the lag and the noise, one line per correction, and the
+    exact share of the gradient each correction keeps against the sampler's π(correct)."""
+    import pandas as pd
+
+    fig, axes = F.subplots(1, 3, height=2.6)
+    axes = axes[0]
+    for ax, mismatch, xlabel in zip(axes, MISMATCHES, ("sampler lag (steps)", "sampler noise σ")):
+        ax.axhline(0, **style.REFERENCE, lw=1, label="on-policy")
+        for (correction, cap), values in _gaps(runs, mismatch).items():
+            base = _base(runs, values[0][2])
+            rows = [
+                A.paired(A.select_rows(runs, **cfg), base, "final_pass1", on=("seed",)).assign(x=v)
+                for v, _, cfg in values
+            ]
+            s = A.over_seeds(pd.concat(rows), "x", "final_pass1")
+            ax.plot(
+                s.index,
+                s["mean"],
+                marker="o",
+                ms=3,
+                color=style.correction_colour(correction),
+                label=_correction({"is_correction": correction, "is_cap": cap}),
+                gid=f"correction:{correction}",
+            )
+            ax.fill_between(
+                s.index,
+                s["mean"] - s["ci"],
+                s["mean"] + s["ci"],
+                color=style.correction_colour(correction),
+                alpha=0.2,
+                lw=0,
+            )
+        if len(set(runs[mismatch])) > 1:
+            F.log_ticks(ax, [v for v in set(runs[mismatch]) if v > 0])
+        ax.set_xlabel(xlabel)
+    axes[0].set_ylabel("final pass@1 − on-policy")
+    ax = axes[2]
+    shares = np.geomspace(1 / 16, 1.5, 61)
+    cap = sorted(set(runs["is_cap"]))[0]
+    for correction in dict.fromkeys(runs["is_correction"]):
+        ax.plot(
+            shares,
+            [kept_share(correction, cap, s) for s in shares],
+            color=style.correction_colour(correction),
+            gid=f"correction:{correction}",
+        )
+    F.log_ticks(ax, [1 / 16, 1 / 8, 1 / 4, 1 / 2, 1])
+    ax.set_xlabel("π_sampler(correct) / π(correct)")
+    ax.set_ylabel("share of on-policy ∇π(correct), exact")
+    ax.set_title(f"REINFORCE, π(correct) 0.5, C = {cap:g}")
+    axes[0].set_title("stale sampler")
+    axes[1].set_title("perturbed sampler")
+    fig.suptitle(
+        "Final pass@1 against on-policy (paired by seed, mean and 95% band) and the exact gradient kept",
+        fontsize="medium",
+    )
+    F.legend_below(fig, axes[0].get_legend_handles_labels()[0], ncol=5)
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "off_policy": (lambda f: off_policy(_runs(f)), ("runs",)),
+}

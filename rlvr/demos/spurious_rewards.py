@@ -1,0 +1,302 @@
+"""The demo "spurious rewards and the clip": its table (en, zh), its figure and its claims.
+
+Shao et al. 2025 trained on rewards independent of correctness and saw accuracy rise, which they
+attribute to the clip favouring answers the policy already likes. Here a row's `reward` is a
+reward function of rlvr/rewards.py that ignores the answer (random_half: 1 with probability ½),
+trained with one update per batch or μ = 4 clipped updates, and without a clip (ε so wide it
+never binds). What each name below is: rlvr/demos/__init__.py.
+"""
+
+import numpy as np
+
+from .. import analysis as A
+from .. import claims as K
+from .. import figures as F
+from .. import render as R
+from .. import style
+from ..exact import random_reward_logit_change
+from ..objective import Objective
+from ..task import LEVEL_KEYS
+
+TITLE = "spurious rewards and the clip"
+SWITCHABLE = True
+ROWS = True
+EXPERIMENT = "spurious_rewards"
+SHOWN = ("reward", "lr", "epochs", "clip_low", "clip_high")
+NO_CLIP = (0.999, 1000.0)  # (ε_low, ε_high) that never bind here: the demo's "without the clip"
+EXAMPLE = np.log([0.6, 0.2, 0.15, 0.05])  # the exact part's prompt: 4 answers, G = 4
+EXAMPLE_G = 4
+
+CONFIG = {
+    "help": "rewards that ignore correctness (reward: random_half) with one update per batch or μ = 4 "
+    "clipped updates, and without a clip (clip_low 0.999, clip_high 1000); one run per row x seed, "
+    "rows as in training (grids allowed)",
+    "seeds": list(range(10)),
+    "rows": [
+        {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half"},
+        {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half", "epochs": 4, "clip_high": [0.2, 0.28]},
+        {
+            "method": "grpo",
+            "lr": [0.5, 2.0],
+            "reward": "random_half",
+            "epochs": 4,
+            "clip_low": NO_CLIP[0],
+            "clip_high": NO_CLIP[1],
+        },
+    ],
+}
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: rewards that ignore correctness, and the clip ({method}, {pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
+        "head": [
+            "reward",
+            "lr",
+            "μ",
+            "clip ε_low / ε_high",
+            "clipped",
+            "pass@1 − reference",
+            "easy: − reference",
+            "easy prompts",
+        ],
+        "no_clip": "none",
+        "above": "raised",
+        "below": "lowered",
+        "within": "within 3 s.e.",
+        "exact": "exact: the expected change of each logit over one batch of μ updates, GRPO, random ½ rewards, one prompt of 4 answers (π = 0.6, 0.2, 0.15, 0.05), G = 4",  # noqa: E501
+        "exact_head": [
+            "lr",
+            "μ",
+            "clip ε_low / ε_high",
+            "Δz likeliest",
+            "Δz 2nd",
+            "Δz 3rd",
+            "Δz least likely",
+        ],
+        "note": [
+            "Exact pass@1 at the last step minus the reference's (step 0), on all prompts and on the",
+            "easy ones; 'easy prompts': whether that change is beyond 3 standard errors over seeds.",
+            "'clipped': the share of (answer, update) pairs the clip zeroed over the last evaluation",
+            "interval (μ = 1 never clips).",
+        ],
+    },
+    "zh": {
+        "title": "演示 {number}：与正确性无关的奖励与裁剪（{method}，每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",  # noqa: E501
+        "head": [
+            "奖励",
+            "学习率",
+            "μ",
+            "裁剪 ε_low / ε_high",
+            "被裁剪",
+            "pass@1 − 参考模型",
+            "容易：− 参考模型",
+            "容易题",
+        ],
+        "no_clip": "无",
+        "above": "升高",
+        "below": "降低",
+        "within": "3 个标准误以内",
+        "exact": "精确值：一批 μ 次更新中每个 logit 的期望变化，GRPO，随机 ½ 奖励，一道 4 个回答的题（π = 0.6、0.2、0.15、0.05），G = 4",  # noqa: E501
+        "exact_head": [
+            "学习率",
+            "μ",
+            "裁剪 ε_low / ε_high",
+            "Δz 最可能",
+            "Δz 第二",
+            "Δz 第三",
+            "Δz 最不可能",
+        ],
+        "note": [
+            "最后一步的精确 pass@1 减去参考模型（第 0 步）的，全部题目与容易题；",
+            "“容易题”：该变化是否超过种子间 3 个标准误。“被裁剪”：最后一个评估区间内被裁剪置零的",
+            "（回答，更新）对的比例（μ = 1 从不裁剪）。",
+        ],
+    },
+}
+
+
+def _clip(L, cfg):
+    if cfg["epochs"] == 1:
+        return ""
+    if (cfg["clip_low"], cfg["clip_high"]) == NO_CLIP:
+        return L["no_clip"]
+    return f"{cfg['clip_low']:g} / {cfg['clip_high']:g}"
+
+
+def _runs(frames):
+    """The demo's runs with their final clip share and the reference's pass@1 (all, easy) subtracted
+    ("gain", "gain_easy"); None where the results hold none."""
+    runs = A.experiment_runs(frames, EXPERIMENT, ["clip_frac"])
+    if runs is None or "reward" not in runs:
+        return None
+    c = frames["curves"]
+    start = c[(c["experiment"] == EXPERIMENT) & (c["step"] == 0)].groupby("level")["pass1"].first()
+    return runs.assign(
+        gain=runs["final_pass1"] - start["all"], gain_easy=runs["final_pass1_easy"] - start["easy"]
+    )
+
+
+def exact_rows(runs):
+    """[(lr, epochs, clip_low, clip_high, E[Δz] [4])] for each configuration of the runs, on EXAMPLE."""
+    out = []
+    for cfg, _, _ in A.configurations(runs, SHOWN):
+        obj = Objective(epochs=int(cfg["epochs"]), clip_low=cfg["clip_low"], clip_high=cfg["clip_high"])
+        key = (cfg["lr"], cfg["epochs"], cfg["clip_low"], cfg["clip_high"])
+        if key not in [o[:4] for o in out]:
+            out.append((*key, random_reward_logit_change(EXAMPLE, EXAMPLE_G, "grpo", obj, cfg["lr"])))
+    return out
+
+
+def table(frames, L):
+    runs = _runs(frames)
+    if runs is None:
+        return None
+    rows, n = [], []
+    for cfg, g, other in A.configurations(runs, SHOWN):
+        easy = K.over_seeds(g["gain_easy"])
+        verdict = L["within"] if not easy.resolved else L["above"] if easy.mean > 0 else L["below"]
+        rows.append(
+            [
+                cfg["reward"],
+                f"{cfg['lr']:g}",
+                f"{cfg['epochs']:d}",
+                _clip(L, cfg),
+                f"{g['clip_frac'].mean():.3f}",
+                K.signed(K.over_seeds(g["gain"])).removesuffix(" (not resolved)"),
+                K.signed(easy).removesuffix(" (not resolved)"),
+                verdict,
+                other,
+            ]
+        )
+        n.append(g["seed"].nunique())
+    head, rows = R.with_others(list(L["head"]), rows, L["other"])
+    ex = [
+        [f"{lr:g}", f"{mu:d}", _clip(L, {"epochs": mu, "clip_low": lo, "clip_high": hi})]
+        + [_logit(v) for v in dz]
+        for lr, mu, lo, hi, dz in exact_rows(runs)
+    ]
+    return (
+        R.title(L, runs.iloc[0], min(n)),
+        [("", head, rows), (L["exact"], L["exact_head"], ex)],
+        L["note"],
+    )
+
+
+def claims(frames):
+    """What FINDINGS.md says of this demo, computed: each setting's change of the easy prompts'
+    pass@1 from the reference, whether any clipped setting raises it beyond 3 s.e. while the same lr
+    without the clip does not, and the exact expected logit change on the example prompt."""
+    runs = _runs(frames)
+    if runs is None:
+        return []
+    out, by_lr = [], {}
+    for cfg, g, _ in A.configurations(runs, SHOWN):
+        by_lr.setdefault(cfg["lr"], []).append((cfg, K.over_seeds(g["gain"]), K.over_seeds(g["gain_easy"])))
+    seeds = runs["seed"].nunique()
+    for lr, settings in by_lr.items():
+        parts = [f"{_setting(cfg)}: all prompts {K.signed(d)}, easy {K.signed(e)}" for cfg, d, e in settings]
+        out.append(
+            K.Claim(
+                f"lr{lr:g}",
+                f"At lr {lr:g}, the final pass@1 minus the reference's, random ½ rewards: "
+                + "; ".join(parts)
+                + f" ({seeds} seeds)",
+                tuple(x for _, d, e in settings for x in (d, e)),
+            )
+        )
+    every = [(cfg, e) for settings in by_lr.values() for cfg, _, e in settings]
+    raised = [(cfg, e) for cfg, e in every if e.resolved and e.mean > 0]
+    unclipped = {cfg["lr"] for cfg, _ in raised if (cfg["clip_low"], cfg["clip_high"]) == NO_CLIP}
+    clip_only = [
+        (cfg, e)
+        for cfg, e in raised
+        if cfg["epochs"] > 1 and cfg["lr"] not in unclipped and (cfg["clip_low"], cfg["clip_high"]) != NO_CLIP
+    ]
+    if not raised:
+        top, e = max(every, key=lambda x: x[1].mean)
+        text = (
+            f"No setting raises the easy prompts' pass@1 above the reference's by more than 3 s.e., with the "
+            f"clip or without it; the largest change is {K.signed(e)} ({_setting(top)} at lr {top['lr']:g})"
+        )
+    else:
+        text = (
+            "With random ½ rewards the easy prompts' pass@1 rises above the reference's by more than "
+            "3 s.e. at "
+            + "; ".join(f"{_setting(cfg)}, lr {cfg['lr']:g} ({K.signed(e)})" for cfg, e in raised)
+            + "; with the clip and not without it at the same lr: "
+            + ("; ".join(f"{_setting(cfg)}, lr {cfg['lr']:g}" for cfg, _ in clip_only) or "none")
+        )
+    out.append(K.Claim("clip_only", f"{text} ({seeds} seeds)", tuple(e for _, e in every)))
+    ex = exact_rows(runs)
+    words = "; ".join(
+        f"{_setting({'epochs': mu, 'clip_low': lo, 'clip_high': hi})} at lr {lr:g} {_logit(dz[0])}"
+        for lr, mu, lo, hi, dz in ex
+    )
+    out.append(
+        K.Claim(
+            "exact",
+            (
+                f"Exactly, on one prompt of 4 answers (π = 0.6, 0.2, 0.15, 0.05) with G = {EXAMPLE_G} and "
+                f"random ½ rewards, "
+                f"the likeliest answer's logit changes in expectation over one batch of GRPO updates by: "
+                f"{words}"
+            ),
+            (),
+        )
+    )
+    return out
+
+
+def _logit(change):
+    """An exact expected logit change: 0 where it is zero to rounding (1e-12), else signed."""
+    return "0" if abs(change) < 1e-12 else f"{change:+.4f}"
+
+
+def _setting(cfg):
+    if cfg["epochs"] == 1:
+        return "μ = 1"
+    if (cfg["clip_low"], cfg["clip_high"]) == NO_CLIP:
+        return f"μ = {cfg['epochs']:d} without the clip"
+    return f"μ = {cfg['epochs']:d}, ε {cfg['clip_low']:g} / {cfg['clip_high']:g}"
+
+
+def spurious_rewards(curves):
+    """Exact pass@1 minus the reference's against the step, all prompts and easy ones (rows), one
+    panel per lr, a line per (μ, clip) setting."""
+    c = curves[curves["experiment"] == EXPERIMENT]
+    c, note = A.focus(c, SHOWN)
+    lrs = sorted(c["lr"].unique())
+    levels = [("all", "all prompts"), (LEVEL_KEYS[-1], "easy prompts")]
+    fig, axes = F.subplots(len(levels), len(lrs), height=4.2, sharex=True, sharey="row")
+    settings = list(dict.fromkeys(zip(c["epochs"], c["clip_low"], c["clip_high"])))
+    for j, lr in enumerate(lrs):
+        for i, (level, name) in enumerate(levels):
+            ax = axes[i, j]
+            ax.axhline(0, **style.REFERENCE, lw=1, label="reference (step 0)")
+            here = c[(c["lr"] == lr) & (c["level"] == level)]
+            start = here[here["step"] == 0]["pass1"].iloc[0]
+            for k, (mu, lo, hi) in enumerate(settings):
+                g = here[(here["epochs"] == mu) & (here["clip_low"] == lo) & (here["clip_high"] == hi)]
+                s = A.over_seeds(g.assign(pass1=g["pass1"] - start), "step", "pass1")
+                F.line(
+                    ax,
+                    s.index,
+                    s,
+                    "grpo",
+                    **F.variant(k, len(settings)),
+                    label=_setting({"epochs": mu, "clip_low": lo, "clip_high": hi}),
+                )
+            if j == 0:
+                ax.set_ylabel(name)
+        axes[0, j].set_title(f"lr {lr:g}")
+        axes[-1, j].set_xlabel("step")
+    fig.suptitle(f"GRPO on random ½ rewards: exact pass@1 minus the reference's (mean, 95% band{note})",
+                 fontsize="medium")
+    F.legend_below(fig, axes[0, 0].get_legend_handles_labels()[0], ncol=3)
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "spurious_rewards": (lambda f: spurious_rewards(f["curves"]), ("curves",)),
+}

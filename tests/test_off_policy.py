@@ -1,0 +1,169 @@
+"""Off-policy rollouts and rewards that ignore the answer: the exact facts of rlvr.exact and the
+training code that they describe (demos 15 and 16).
+
+The Monte Carlo checks train one step of many seeds at once and compare each logit's mean change
+with the exact expectation: a difference beyond 4 standard errors fails (fixed seeds)."""
+
+import numpy as np
+import pytest
+
+from rlvr.exact import off_policy_gradient, random_reward_logit_change
+from rlvr.objective import IS_CORRECTIONS, Objective, is_weights
+from rlvr.policy import softmax
+from rlvr.rewards import REWARDS
+from rlvr.task import make_task
+from rlvr.training import sampler_noise_logits, train, train_seeds
+
+RNG = np.random.default_rng(7)
+
+
+def _random_policies(n, M):
+    return softmax(RNG.normal(0, 1.5, (n, M))), softmax(RNG.normal(0, 1.5, (n, M)))
+
+
+def _on_policy(pi, r, b):
+    """Σ_y π_y (r_y − b)(e_y − π), written out answer by answer: [n, M]."""
+    n, M = pi.shape
+    out = np.zeros((n, M))
+    for y in range(M):
+        out += (pi[:, y] * (r[:, y] - b))[:, None] * (np.eye(M)[y] - pi)
+    return out
+
+
+def test_full_importance_weights_give_the_on_policy_gradient_exactly():
+    pi, mu = _random_policies(200, 6)
+    r, b = RNG.normal(size=(200, 6)), RNG.normal(size=200)
+    np.testing.assert_allclose(off_policy_gradient(pi, mu, r, b, "full"), _on_policy(pi, r, b),
+                               rtol=0, atol=1e-12)
+    # without a correction the sampler's own gradient, which differs
+    assert np.abs(off_policy_gradient(pi, mu, r, b, "none") - _on_policy(pi, r, b)).max() > 1e-2
+
+
+@pytest.mark.parametrize("cap", [1.5, 2.0, 5.0])
+def test_truncation_bias_is_what_the_cap_cuts_off(cap):
+    """truncated − on-policy = −Σ_{y: ρ_y > C} (π_y − C μ_y)(r_y − b)(e_y − π): only answers the
+    sampler draws less than 1/C as often as π are under-weighted, each by what the cap cuts off."""
+    pi, mu = _random_policies(200, 6)
+    r, b = RNG.normal(size=(200, 6)), RNG.normal(size=200)
+    cut = np.where(pi / mu > cap, pi - cap * mu, 0.0)  # [n, M]
+    n, M = pi.shape
+    bias = np.zeros((n, M))
+    for y in range(M):
+        bias -= (cut[:, y] * (r[:, y] - b))[:, None] * (np.eye(M)[y] - pi)
+    got = off_policy_gradient(pi, mu, r, b, "truncated", cap) - _on_policy(pi, r, b)
+    np.testing.assert_allclose(got, bias, rtol=0, atol=1e-12)
+    assert (np.abs(bias).max(axis=1) > 0).any()
+
+
+def test_is_weights_of_each_correction():
+    rho = np.array([0.1, 0.5, 1.0, 1.9, 2.0, 2.1, 30.0])
+    np.testing.assert_array_equal(is_weights(rho, "none", 2.0), np.ones(7))
+    np.testing.assert_array_equal(is_weights(rho, "full", 2.0), rho)
+    np.testing.assert_array_equal(is_weights(rho, "truncated", 2.0), [0.1, 0.5, 1.0, 1.9, 2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(is_weights(rho, "masked", 2.0), [0.0, 0.5, 1.0, 1.9, 2.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="unknown is_correction 'clip'; allowed: none, full, truncated, "):
+        is_weights(rho, "clip", 2.0)
+
+
+def _one_step(correction, **knobs):
+    """The logit change of one step of REINFORCE (A = r) for each of 4000 seeds on a 4 x 4 task,
+    every prompt drawn once with one answer: ([S, P, M], the task)."""
+    task = make_task(P=4, M=4, seed=3)
+    seeds = list(range(4000))
+    outs = train_seeds(task, "none", 1, 4, 1, 1.0, seeds, is_correction=correction, **knobs)
+    return np.stack([o["logits"] for o in outs]) - task["logits"], task, seeds
+
+
+def _z(sample, expected):
+    """The largest |mean over seeds − expected| in standard errors, over the components."""
+    diff = sample - expected  # [S, ...]
+    se = diff.std(axis=0, ddof=1) / np.sqrt(len(diff))
+    return (np.abs(diff.mean(axis=0)) / np.where(se > 0, se, np.inf)).max()
+
+
+def _within(sample, expected, n_se=4.0):
+    """Each component's mean over seeds within n_se standard errors of the expected mean."""
+    assert _z(sample, expected) < n_se, _z(sample, expected)
+
+
+@pytest.mark.parametrize("correction", list(IS_CORRECTIONS))
+def test_training_with_a_perturbed_sampler_follows_the_exact_expectation(correction):
+    """One training step with answers from softmax(z + σ ε) and each correction moves the logits,
+    on average over seeds, by the exact off_policy_gradient of that seed's sampler; with full
+    weights that is the on-policy gradient whatever the sampler."""
+    dz, task, seeds = _one_step(correction, sampler_noise=1.0)
+    pi = softmax(task["logits"])  # [P, M]
+    mu = softmax(task["logits"][None] + sampler_noise_logits(seeds, pi.shape, 1.0))  # [S, P, M]
+    r = np.broadcast_to(np.eye(4)[0], mu.shape)
+    _within(dz, off_policy_gradient(np.broadcast_to(pi, mu.shape), mu, r, np.zeros(mu.shape[:2]), correction))
+    if correction == "full":
+        _within(dz, np.broadcast_to(_on_policy(pi, np.eye(4)[[0] * 4], np.zeros(4)), dz.shape))
+
+
+def test_a_stale_sampler_draws_from_the_policy_of_lag_steps_ago():
+    """With sampler_lag L the first L + 1 steps sample from the reference: their answers are
+    those of a run whose policy never moved (lr tiny), step by step, and the (L+2)-th differs."""
+    task = make_task(P=8, M=4, seed=0)
+    lag = train(task, "grpo", 3, 8, 4, 2.0, [0, 1], sampler_lag=2, eval_every=1)
+    frozen = train(task, "grpo", 3, 8, 4, 1e-12, [0, 1], eval_every=1)
+    for a, b in zip(lag, frozen):  # the mean reward of each step's batch: the answers drawn
+        assert [r.mean_reward for r in a["history"][1:]] == [r.mean_reward for r in b["history"][1:]]
+    more = train(task, "grpo", 12, 8, 4, 2.0, [0, 1], sampler_lag=2, eval_every=1)
+    frozen = train(task, "grpo", 12, 8, 4, 1e-12, [0, 1], eval_every=1)
+    assert any([r.mean_reward for r in a["history"]] != [r.mean_reward for r in b["history"]]
+               for a, b in zip(more, frozen))
+
+
+@pytest.mark.parametrize("method", ["grpo", "rloo", "none"])
+def test_rewards_that_ignore_the_answer_move_no_logit_in_expectation_with_one_update(method):
+    z = np.log([0.6, 0.2, 0.15, 0.05])
+    for p_reward in (0.5, 0.3):
+        change = random_reward_logit_change(z, 4, method, Objective(), 2.0, p_reward)
+        np.testing.assert_allclose(change, 0.0, rtol=0, atol=1e-12)
+    # beyond the first update the clip sees each answer's ratio, and the expectation moves
+    clipped = random_reward_logit_change(z, 4, method, Objective(epochs=4, clip_high=0.28), 2.0)
+    assert np.abs(clipped).max() > 1e-3
+
+
+def test_random_reward_training_follows_the_exact_expectation():
+    """One batch of μ = 4 clipped GRPO updates on random ½ rewards: the mean logit change over
+    4000 seeds is random_reward_logit_change's, prompt by prompt."""
+    task = make_task(P=4, M=4, seed=3)
+    obj = {"epochs": 4, "clip_high": 0.28}
+    outs = train(task, "grpo", 1, 4, 4, 2.0, list(range(16000)), reward="random_half", **obj)
+    dz = np.stack([o["logits"] for o in outs]) - task["logits"]
+
+    def exact(**knobs):
+        return np.broadcast_to([random_reward_logit_change(z, 4, "grpo", Objective(**knobs), 2.0)
+                                for z in task["logits"]], dz.shape)
+
+    _within(dz, exact(**obj))
+    # the test tells the clip's ε apart: ε_high 0.2 predicts a change this sample rules out
+    assert _z(dz, exact(epochs=4, clip_high=0.2)) > 6
+
+
+def test_random_rewards_pay_at_their_rate_whatever_the_answer():
+    y = np.random.default_rng(0).integers(0, 4, (20000, 8))
+    pi = np.broadcast_to([0.3, 0.3, 0.2, 0.2], (20000, 4))
+    u = np.random.default_rng(1).random(y.shape)
+    for name, rate in (("random_half", 0.5), ("random_mean", 0.3)):
+        r = REWARDS[name].fn(y, 1, pi, u).astype(float)
+        assert abs(r.mean() - rate) < 4 * r.std() / np.sqrt(r.size)
+        se = r.std() * np.sqrt(1 / (y == 0).sum() + 1 / (y != 0).sum())
+        assert abs(r[y == 0].mean() - r[y != 0].mean()) < 4 * se
+    np.testing.assert_array_equal(REWARDS["verifier"].fn(y, 2, pi, None), y < 2)
+
+
+def test_bad_knobs_are_refused_and_random_draws_do_not_depend_on_the_seeds_beside():
+    """An unknown reward or a cap <= 1 is refused by name; a seed's random rewards and sampler
+    noise come from generators of its own, so it trains the same alone or beside another seed."""
+    task = make_task(P=8, M=4, seed=0)
+    with pytest.raises(ValueError, match="reward = 'coin'; allowed: verifier, random_half, random_mean"):
+        train(task, "grpo", 1, 8, 4, 2.0, 0, reward="coin")
+    with pytest.raises(ValueError, match="is_cap = 1.0 must be > 1"):
+        train(task, "grpo", 1, 8, 4, 2.0, 0, is_cap=1.0)
+    knobs = {"reward": "random_mean", "sampler_noise": 0.5, "sampler_lag": 2, "is_correction": "truncated"}
+    both = train(task, "grpo", 6, 4, 4, 2.0, [0, 1], **knobs)
+    alone = train(task, "grpo", 6, 4, 4, 2.0, 1, **knobs)
+    assert both[1]["logits"].tolist() == alone["logits"].tolist()
+    assert both[0]["logits"].tolist() != alone["logits"].tolist()
