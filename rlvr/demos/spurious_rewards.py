@@ -4,7 +4,7 @@ Shao et al. 2025 trained on rewards independent of correctness and saw accuracy 
 attribute to the clip favouring answers the policy already likes. Here a row's `reward` is a
 reward function of rlvr/rewards.py that ignores the answer (random_half: 1 with probability ½),
 trained with one update per batch or μ = 4 clipped updates, and without a clip (ε so wide it
-never binds). What each name below is: rlvr/demos/__init__.py.
+almost never binds: the table's "clipped" column). What each name below is: rlvr/demos/__init__.py.
 """
 
 import numpy as np
@@ -23,7 +23,7 @@ SWITCHABLE = True
 ROWS = True
 EXPERIMENT = "spurious_rewards"
 SHOWN = ("reward", "lr", "epochs", "clip_low", "clip_high")
-NO_CLIP = (0.999, 1000.0)  # (ε_low, ε_high) that never bind here: the demo's "without the clip"
+NO_CLIP = (0.999, 1000.0)  # (ε_low, ε_high) that bind on ≤ 0.1% of updates here: "without the clip"
 EXAMPLE = np.log([0.6, 0.2, 0.15, 0.05])  # the exact part's prompt: 4 answers, G = 4
 EXAMPLE_G = 4
 
