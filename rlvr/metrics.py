@@ -64,16 +64,21 @@ def level_groups(task):
     return groups + ([("minority", minority)] if minority.any() else [])
 
 
-def crossover_k(logits, task, k_max=256):
-    """The smallest k <= k_max at which the policy's exact pass@k over all prompts falls below the
-    reference policy's (task["logits"]), or 0 if it never does: logits [P, M] -> int."""
+def crossover_ks(policies, task, k_max=256):
+    """For each policy's logits [P, M]: the smallest k <= k_max at which its exact pass@k over all
+    prompts falls below the reference policy's (task["logits"]), or 0 if it never does: [int]."""
     k = np.arange(1, k_max + 1)
+
     def curve(p):  # [K]: mean over prompts of 1 - (1 - p)^k
         return (1 - (1 - p[:, None]) ** k[None]).mean(axis=0)
+
     C = task.get("n_correct", 1)
-    below = np.flatnonzero(curve(correct_mass(softmax(logits), C))
-                           < curve(correct_mass(softmax(task["logits"]), C)))
-    return int(k[below[0]]) if len(below) else 0
+    reference = curve(correct_mass(softmax(task["logits"]), C))  # once for all the policies
+    out = []
+    for logits in policies:
+        below = np.flatnonzero(curve(correct_mass(softmax(logits), C)) < reference)
+        out.append(int(k[below[0]]) if len(below) else 0)
+    return out
 
 
 def passk_columns(logits, task, ks):

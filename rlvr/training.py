@@ -15,6 +15,7 @@ quantities kept current) and, at evaluation steps, `curve_values` and `records`.
 
 from collections import deque
 from functools import partial
+from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from .estimators import ESTIMATORS, advantages
 from .exact import kl_gradient_columns
 from .knobs import KNOBS
-from .metrics import crossover_k, passk_columns
+from .metrics import crossover_ks, passk_columns
 from .objective import Objective, aggregation_weights, is_weights, kl_estimate, policy_updates
 from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
 from .rewards import REWARDS
@@ -280,18 +281,30 @@ def update_policy(z, y_b, A, pi_b, ref_y, gain, seed_of, prompt_of, obj, lr, S, 
     return z, clipped, moved
 
 
-def track(logits, stats, z, moved, seed_of, prompt_of, ref_logp, length, C, types):
-    """Write the batch's updated logits z [R, M] into logits [S, P, M] and keep stats ({name:
-    [S, P]}, prompt_stats) current. Without shared weights only the batch's prompts moved; with
-    them (moved [S, T]) every prompt did, and the batch rows' z has the move already."""
+def track(logits, stats, stale, z, moved, seed_of, prompt_of, ref_logp, length, C, types):
+    """Write the batch's updated logits z [R, M] into logits [S, P, M]. Without shared weights
+    only the batch's prompts moved: they are marked in stale [S, P] for refresh to bring their
+    stats up to date at the next record; with them (moved [S, T]) every prompt did, the batch
+    rows' z has the move already, and stats ({name: [S, P]}, prompt_stats) are recomputed now."""
     if moved is None:
         logits[seed_of, prompt_of] = z
-        for name, value in prompt_stats(z, ref_logp[prompt_of], length[prompt_of], C).items():
-            stats[name][seed_of, prompt_of] = value
+        stale[seed_of, prompt_of] = True
     else:
         logits += moved[np.arange(len(logits))[:, None, None], types[None]]  # [S, P, M]
         logits[seed_of, prompt_of] = z
         stats.update(prompt_stats(logits, ref_logp, length, C))
+
+
+def refresh(stats, stale, logits, ref_logp, length, C):
+    """stats ({name: [S, P]}, prompt_stats) of the (seed, prompt) rows marked in stale [S, P],
+    recomputed from logits [S, P, M] in one call, and the marks cleared: a prompt drawn several
+    times between two records costs one computation, the same bits as one per step (row by row)."""
+    seed_of, prompt_of = np.nonzero(stale)
+    if len(seed_of):
+        for name, value in prompt_stats(logits[seed_of, prompt_of], ref_logp[prompt_of], length[prompt_of],
+                                        C).items():
+            stats[name][seed_of, prompt_of] = value
+        stale[:] = False
 
 
 def clip_fractions(updated, S, n_levels, per_row):
@@ -404,9 +417,10 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
         types = np.asarray(task["type"], np.int64)  # [P, M]
         n_types = int(types.max()) + 1
 
-    # π(correct), entropy, KL to the reference, ... [S, P], kept current row by row: a full
-    # softmax at every evaluation cost more than the training steps between two
+    # π(correct), entropy, KL to the reference, ... [S, P], recomputed at each record for the rows
+    # that moved since the last (refresh): a full softmax at every record cost more than the steps
     stats = prompt_stats(logits, ref_logp, length, C)  # {name: [S, P]}
+    stale = np.zeros((S, P), bool)  # rows whose logits moved since stats were last computed
     updated = []  # ((seed, level) cell [R], answers the clip zeroed [R]) of each update since the last record
     per_row = G * obj.epochs  # (answer, update) pairs of a batch row
     history = [[rec] for rec in records(0, curve_values(stats, updated, level, n_levels, per_row),
@@ -452,9 +466,10 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
             # track
             if obj.epochs > 1:
                 updated.append((seed_of * n_levels + level[prompt_of], clipped))  # [R]: (seed, level) cells
-            track(logits, stats, z, moved, seed_of, prompt_of, ref_logp, length, C, types)
+            track(logits, stats, stale, z, moved, seed_of, prompt_of, ref_logp, length, C, types)
         # record
         if step % eval_every == 0 or step == steps:
+            refresh(stats, stale, logits, ref_logp, length, C)
             curves = curve_values(stats, updated, level, n_levels, per_row)
             updated.clear()
             for s, rec in enumerate(records(step, curves, mean_rewards(r_b, sizes, max_rounds), zero / drawn,
@@ -518,7 +533,8 @@ def row_columns(task, row):
     ident = {name: getattr(row, name) for name in row.COLUMNS}
     names = list(LEVEL_KEYS) + ["all"]
     tables = ([], [], [], [], [])
-    for seed, out in zip(row.seeds, outs):
+    crossings = crossover_ks([out["logits"] for out in outs], task)
+    for seed, out, crossing in zip(row.seeds, outs, crossings):
         final = out["history"][-1]
         summary = {k: [v] for k, v in ident.items()}
         summary.update({"steps": [row.steps], "seed": [seed], "final_pass1": [final.pass1]})
@@ -527,7 +543,7 @@ def row_columns(task, row):
         summary.update({"zero_signal_frac": [out["zero_frac"]],
                         "zero_signal_pred_frac": [out["zero_frac_pred"]],
                         "answers": [out["answers"]], "kept_frac": [out["kept_frac"]],
-                        "crossover_k": [crossover_k(out["logits"], task)]})
+                        "crossover_k": [crossing]})
 
         steps = np.array([rec.step for rec in out["history"]])  # [T]
         answers = np.array([rec.answers for rec in out["history"]])  # [T]
@@ -551,4 +567,5 @@ def row_columns(task, row):
                   **{f"logit_{j}": out["logits"][:, j] for j in range(M)}}
         for table, cols in zip(tables, (summary, curve, passk, klgrad, logits)):
             table.append(cols)
-    return tuple({name: [x for cols in table for x in cols[name]] for name in table[0]} for table in tables)
+    return tuple({name: list(chain.from_iterable(cols[name] for cols in table)) for name in table[0]}
+                 for table in tables)

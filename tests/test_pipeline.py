@@ -77,9 +77,9 @@ def test_outputs_and_column_contract(tiny_run):
     # training rows x seeds + lr sweep grid x seeds + group sizes x seeds + (dynamic, plain) x seeds
     # ... + clipping 2 x seeds + KL (1 + 2) x seeds + aggregation 2 x seeds + shared 2 x seeds
     # ... + rank bias 2 x seeds + one sign of sample 4 x seeds + what keeps pass@k 4 x seeds
-    # ... + off-policy (1 + 2 + 1) x seeds + spurious rewards (1 + 2 x 2) x seeds
+    # ... + off-policy 3 x seeds + spurious rewards 3 x seeds
     assert runs.num_rows == (2 * 2 + 2 * 2 + 2 * 1 + 2 * 1 + 2 * 2 + 3 * 2 + 2 * 2 + 2 * 2 + 2 * 2 + 4 * 2
-                             + 4 * 2 + 4 * 2 + 5 * 2)
+                             + 4 * 2 + 3 * 2 + 3 * 2)
     for name in [name for demo in DEMOS for name in demo.figures]:
         assert (results / "figures" / f"{name}.png").stat().st_size > 10_000
         assert (results / "figures" / f"{name}.pdf").read_bytes().startswith(b"%PDF")

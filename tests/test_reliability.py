@@ -18,8 +18,9 @@ from test_pipeline import CONTRACT, TINY, snakemake, snapshot
 
 from rlvr import config as C
 from rlvr import io
+from rlvr.demos import DEMOS
 
-SNAKEMAKE = [PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(TINY), "-c2"]
+SNAKEMAKE = [PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-c2"]
 
 
 @pytest.fixture
@@ -27,9 +28,10 @@ def in_process(tiny_in_process):
     return tiny_in_process
 
 
-def start(workdir):
-    return subprocess.Popen([*SNAKEMAKE, "--directory", str(workdir)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+def start(workdir, config=TINY):
+    return subprocess.Popen([*SNAKEMAKE, "--configfile", str(config), "--directory", str(workdir)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
 
 
 def wait_for(predicate, proc, timeout=60):
@@ -72,7 +74,19 @@ def no_temporaries(results):
     return not [p for p in results.rglob("*") if ".tmp" in p.name]
 
 
-def test_sigkill_at_three_points_then_rerun_gives_the_uninterrupted_results(tmp_path, in_process):
+def test_sigkill_at_three_points_then_rerun_gives_the_uninterrupted_results(tmp_path):
+    """On the tiny config with one demo of the objective (what a kill does is the same for every
+    demo, and each job costs a process): killed three times, then run to the end, it writes the
+    Parquet files `python -m rlvr all` writes for that config."""
+    cfg = yaml.safe_load(TINY.read_text())
+    for demo in DEMOS:
+        if demo.section and demo.section != "clipping":
+            cfg.setdefault(demo.section, {})["enabled"] = False
+    config = tmp_path / "small.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    in_process = tmp_path / "in_process"
+    subprocess.run([PYTHON, "-m", "rlvr", "all", "--config", str(config), "--results", str(in_process)],
+                   check=True, capture_output=True)
     results = tmp_path / "results"
     points = {
         "task": lambda: (results / "task.parquet").exists(),
@@ -80,13 +94,13 @@ def test_sigkill_at_three_points_then_rerun_gives_the_uninterrupted_results(tmp_
         "aggregation": lambda: (results / "runs.parquet").exists(),
     }
     for point, reached in points.items():  # each run resumes the killed one before it
-        proc = start(tmp_path)
+        proc = start(tmp_path, config)
         ok = wait_for(reached, proc)
         os.killpg(proc.pid, signal.SIGKILL)  # the whole run: Snakemake and its jobs
         proc.wait()
         assert ok, f"the run ended before reaching {point}"
         assert every_parquet_is_whole(results), point
-    snakemake(tmp_path, "-c2")  # completes despite the leftover locks and incomplete markers
+    snakemake(tmp_path, "-c2", config=config)  # completes despite the leftover locks and incomplete markers
     for name in CONTRACT:
         assert same_table(pq.read_table(results / name), pq.read_table(in_process / name)), name
     assert every_parquet_is_whole(results) and no_temporaries(results)
