@@ -289,10 +289,10 @@ def off_policy(runs):
             color=style.correction_colour(correction),
             gid=f"correction:{correction}",
         )
-    F.log_ticks(ax, [1 / 16, 1 / 8, 1 / 4, 1 / 2, 1])
+    F.log_ticks(ax, [1 / 16, 1 / 4, 1])
     ax.set_xlabel("π_sampler(correct) / π(correct)")
-    ax.set_ylabel("share of on-policy ∇π(correct), exact")
-    ax.set_title(f"REINFORCE, π(correct) 0.5, C = {cap:g}")
+    ax.set_ylabel("share of ∇π(correct) kept")
+    ax.set_title(f"exact: REINFORCE, C = {cap:g}")
     axes[0].set_title("stale sampler")
     axes[1].set_title("perturbed sampler")
     fig.suptitle(
