@@ -7,10 +7,12 @@ whether it is trained alone or beside 499 others (tests/test_kernel.py checks it
 random draws loop over seeds; the softmax, sampling, advantages and updates are one numpy
 call for all of them.
 
-A step reads top to bottom as its phases: `draw` (prompts, answers from π_old, rewards, and
-dynamic sampling's further rounds), `old_log_probs`, `shaped_rewards` and `estimate_advantages`
-(the advantages), `loss_weights` and `update_policy` (the μ updates), `track` (the per-prompt
-quantities kept current) and, at evaluation steps, `curve_values` and `records`.
+A step reads top to bottom as its phases: `draw` (prompts, answers from the sampler, which is
+π_old unless a lag or noise makes it off-policy, rewards, and dynamic sampling's further rounds),
+`off_policy_weights` (only then), `old_log_probs`, `shaped_rewards` and `estimate_advantages`
+(the advantages), `loss_weights` and `update_policy` (the μ updates), `track` (the logits, and
+which prompts moved) and, at evaluation steps, `refresh` (their exact per-prompt quantities),
+`curve_values` and `records`.
 """
 
 from collections import deque
@@ -101,7 +103,7 @@ def prompt_stats(z, ref_logp, tokens, C):
 
 class Rewarder(NamedTuple):
     """What pays the sampled answers: a reward of rlvr/rewards.py, the offset added to it, and
-    for a random reward each seed's own generator (so the answers drawn stay those of the verifier)."""
+    for a random reward each seed's own generator (so paying leaves the answers' generator alone)."""
 
     reward: object  # rewards.Reward
     offset: float
