@@ -6,6 +6,19 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+# The files that take longest, first, in this order: pytest-xdist (--dist loadfile, no reorder)
+# hands each worker the next file when it is free, so these start at once instead of last. The
+# default config's results (test_observations) need nothing else; test_pipeline builds the tiny
+# run the next two read. A scheduling hint only: a file missing here runs after them.
+LONGEST_FIRST = ("test_observations.py", "test_pipeline.py", "test_reliability.py", "test_runlock.py",
+                 "test_any_config.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's order is kept
+
+
 @pytest.fixture(scope="session")
 def default_results():
     """Every stage of the default config, computed in-process once: {name: pandas DataFrame}."""
