@@ -164,11 +164,24 @@ def values_problems(config):
     return problems
 
 
-def memory_mb(P, M, seeds=0):
+def memory_mb(P, M, seeds=0, sampler_copies=0):
     """Peak memory (MiB) of a job on a task of P prompts x M answers training `seeds` seeds
     together (0: the task job), a little above what bench/memory.py measures: ~80 MiB of
-    interpreter and libraries, ~110 bytes per prompt x answer, 48-58 per prompt x answer x seed."""
-    return 100 + (128 * P * M + 64 * P * M * seeds) / 2**20
+    interpreter and libraries, ~110 bytes per prompt x answer, 48-58 per prompt x answer x seed;
+    plus 8 bytes per prompt x answer x seed for each copy of the logits an off-policy sampler
+    keeps (sampler_copies: training's lag + 1 past policies, 2 for a perturbation)."""
+    return 100 + (128 * P * M + 64 * P * M * seeds + 8 * P * M * seeds * sampler_copies) / 2**20
+
+
+def sampler_copies(lag, noise):
+    """The [S, P, M] arrays an off-policy sampler adds to a training job (rlvr/training.py): the
+    policies of the last lag + 1 steps, and the perturbation with the perturbed logits."""
+    return (lag + 1 if lag else 0) + (2 if noise else 0)
+
+
+def _largest(rows, knob):
+    """The largest value a section's rows give a knob (a list counts by its largest), 0 if none."""
+    return max([0] + [max(v) if isinstance(v, list) else v for row in rows if (v := row.get(knob))])
 
 
 TYPES = {"number": "a number", "integer": "an integer", "string": "a string", "array": "a list",
@@ -279,12 +292,18 @@ def validate_config(config):
                           + f"); at most {MAX_ROWS:,}: sweep in several configs")
     available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
     P, M = task["P"], task["M"]
-    jobs = [("task.P, task.M", 0)] + [(f"{name}.seeds", len(cfg[name]["seeds"])) for name in sections]
-    for key, seeds in jobs[:1] if memory_mb(P, M) > available else jobs[1:]:
-        mb = memory_mb(P, M, seeds)
+    jobs = [("task.P, task.M", 0, 0)] + [
+        (f"{name}.seeds", len(cfg[name]["seeds"]),
+         sampler_copies(_largest(rows, "sampler_lag"), _largest(rows, "sampler_noise")) if (
+             rows := cfg[name].get("rows") if name in ROW_EXPERIMENTS else None) else 0)
+        for name in sections]
+    for key, seeds, copies in jobs[:1] if memory_mb(P, M) > available else jobs[1:]:
+        mb = memory_mb(P, M, seeds, copies)
+        lag = " (with an off-policy sampler's copies of the policy)" if copies else ""
         need(mb <= available, key, f"a job would need about {mb / 1024:,.1f} GiB ({P:,} prompts x {M:,} "
-             f"answers{f' x {seeds:,} seeds' if seeds else ''}), more than this machine's "
-             f"{available / 1024:,.1f} GiB; use {'fewer seeds per row or ' if seeds else ''}a smaller task")
+             f"answers{f' x {seeds:,} seeds' if seeds else ''}{lag}), more than this machine's "
+             f"{available / 1024:,.1f} GiB; use {'fewer seeds per row, ' if seeds else ''}"
+             f"{'a smaller sampler_lag, ' if copies else ''}or a smaller task")
 
     for name in ROW_EXPERIMENTS:
         ex = cfg[name]

@@ -106,6 +106,11 @@ BAD = [
     ({"task": {"M": 100_000_000}}, "task.P, task.M", "more than this machine's"),
     ({"task": {"M": 1000}, "training": {"seeds": list(range(20_000))}}, "training.seeds",
      "fewer seeds per row"),
+    # a stale sampler keeps lag + 1 copies of every seed's policy (16 MB each here; the same rows
+    # without the lag fit)
+    ({"task": {"M": 1000}, "off_policy": {"rows": [{"method": "grpo", "lr": 2.0},
+                                                   {"method": "grpo", "lr": 2.0, "sampler_lag": [4, 5000]}]}},
+     "off_policy.seeds", "a smaller sampler_lag"),
 ]
 
 

@@ -122,8 +122,9 @@ def row_spec(wildcards):
 
 def row_memory(wildcards):
     """MiB a training job needs, estimated as the config check does (rlvr/config.py)."""
-    task, seeds = config["task"], len(TRAIN_ROWS[wildcards.row].seeds)
-    return max(500, round(C.memory_mb(task["P"], task["M"], seeds)))
+    task, row = config["task"], TRAIN_ROWS[wildcards.row]
+    copies = C.sampler_copies(row.sampler_lag, row.sampler_noise)
+    return max(500, round(C.memory_mb(task["P"], task["M"], len(row.seeds), copies)))
 
 
 def save_code_versions():
