@@ -494,8 +494,8 @@ def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
           value_lr=0.2, eval_every=1, max_rounds=0, **knobs):
     """Train one seed (the lecture's interface: its dict) or a list of seeds (trained together:
     a list of dicts), as train_seeds does. knobs: any other knob of a training row by its config
-    name (rlvr/knobs.py: epochs, clip_low, clip_high, clip_c, kl_beta, kl_estimator,
-    kl_placement, loss_agg, shared_lr, correct_answers), each at its default unless given."""
+    name (rlvr/knobs.py's OPTIONAL: the objective's, shared_lr, correct_answers, reward and the
+    off-policy sampler's), each at its default unless given."""
     from .knobs import OPTIONAL
     from .objective import Objective
     from .task import with_correct_answers
