@@ -122,9 +122,18 @@ def _sampler(L, cfg):
     return L["on_policy"]
 
 
+CAPPED = ("truncated", "masked")  # the corrections that read is_cap
+
+
 def _correction(cfg):
     c = cfg["is_correction"]
-    return f"{c} (C = {cfg['is_cap']:g})" if c in ("truncated", "masked") else c
+    return f"{c} (C = {cfg['is_cap']:g})" if c in CAPPED else c
+
+
+def _cap(runs):
+    """The C of the exact part: the smallest cap of a capped correction among the runs (2 if none)."""
+    caps = runs.loc[runs["is_correction"].isin(CAPPED), "is_cap"]
+    return float(caps.min()) if len(caps) else 2.0
 
 
 def kept_share(correction, cap, sampler_share, p=0.5, M=16):
@@ -158,7 +167,8 @@ def table(frames, L):
         )
         n.append(g["seed"].nunique())
     head, rows = R.with_others(list(L["head"]), rows, L["other"])
-    corrections = [(c, cap) for c, cap in dict.fromkeys(zip(runs["is_correction"], runs["is_cap"]))]
+    corrections = list(dict.fromkeys((c, cap if c in CAPPED else None)
+                                     for c, cap in zip(runs["is_correction"], runs["is_cap"])))
     exact_head = L["exact_head"] + [
         _correction({"is_correction": c, "is_cap": cap}) for c, cap in corrections
     ]
@@ -180,10 +190,14 @@ def _base(runs, cfg):
     return A.select_rows(base, **{k: base[k].iloc[0] for k in ("is_correction", "is_cap")})
 
 
+def _gap(runs, cfg, base):
+    """cfg's runs with their final pass@1 minus base's, paired by seed."""
+    return A.paired(A.select_rows(runs, **cfg), base, "final_pass1", on=("seed",))
+
+
 def _paired(runs, cfg, base):
     """cfg's final pass@1 minus base's, paired by seed: a Difference."""
-    diff = A.paired(A.select_rows(runs, **cfg), base, "final_pass1", on=("seed",))
-    return K.over_seeds(diff["final_pass1"])
+    return K.over_seeds(_gap(runs, cfg, base)["final_pass1"])
 
 
 def _gaps(runs, mismatch):
@@ -191,7 +205,7 @@ def _gaps(runs, mismatch):
     `mismatch` (a correction without a cap: cap None)."""
     out = {}
     for cfg, _, _ in A.configurations(runs[runs[mismatch] > 0], SHOWN):
-        capped = cfg["is_correction"] in ("truncated", "masked")
+        capped = cfg["is_correction"] in CAPPED
         out.setdefault((cfg["is_correction"], cfg["is_cap"] if capped else None), []).append(
             (cfg[mismatch], _paired(runs, cfg, _base(runs, cfg)), cfg))
     return out
@@ -215,19 +229,20 @@ def claims(frames):
         costs = "; ".join(f"{what.format(v=v)} {K.change(d, 'the final pass@1')}" for v, d, _ in plain)
         out.append(K.Claim(f"{mismatch}_cost", f"Against on-policy sampling, {costs} ({seeds} seeds, paired)",
                            tuple(d for _, d, _ in plain)))
-        largest = plain[-1]
+        largest = plain[-1][0]
         parts, diffs = [], []
         for (correction, _), values in gaps.items():
             for v, d, cfg in values:
-                if correction != "none" and v == largest[0]:
-                    vs_none = _paired(runs, cfg, A.select_rows(runs, **largest[2]))
+                uncorrected = A.select_rows(runs, **{**cfg, "is_correction": "none", "is_cap": None})
+                if correction != "none" and v == largest and len(uncorrected):
+                    vs_none = _paired(runs, cfg, uncorrected)
                     parts.append(f"{_correction(cfg)} ends at {K.signed(d)} from on-policy "
                                  f"({K.change(vs_none, 'it')} against no correction)")
                     diffs += [d, vs_none]
         if parts:
-            text = f"At {what.format(v=largest[0])}: " + "; ".join(parts) + f" ({seeds} seeds, paired)"
+            text = f"At {what.format(v=largest)}: " + "; ".join(parts) + f" ({seeds} seeds, paired)"
             out.append(K.Claim(f"{mismatch}_corrections", text, tuple(diffs)))
-    cap = sorted(set(runs["is_cap"]))[0]
+    cap = _cap(runs)
     kept = {c: _share_words(kept_share(c, cap, 0.25)) for c in ("truncated", "full", "masked")}
     out.append(K.Claim("truncation_exact", (
         "Exactly, for REINFORCE on a prompt with π(correct) = 0.5: where the sampler draws the correct "
@@ -253,10 +268,7 @@ def off_policy(runs):
         ax.axhline(0, **style.REFERENCE, lw=1, label="on-policy")
         for (correction, cap), values in _gaps(runs, mismatch).items():
             base = _base(runs, values[0][2])
-            rows = [
-                A.paired(A.select_rows(runs, **cfg), base, "final_pass1", on=("seed",)).assign(x=v)
-                for v, _, cfg in values
-            ]
+            rows = [_gap(runs, cfg, base).assign(x=v) for v, _, cfg in values]
             s = A.over_seeds(pd.concat(rows), "x", "final_pass1")
             ax.plot(
                 s.index,
@@ -281,7 +293,7 @@ def off_policy(runs):
     axes[0].set_ylabel("final pass@1 − on-policy")
     ax = axes[2]
     shares = np.geomspace(1 / 16, 1.5, 61)
-    cap = sorted(set(runs["is_cap"]))[0]
+    cap = _cap(runs)
     for correction in dict.fromkeys(runs["is_correction"]):
         ax.plot(
             shares,
