@@ -191,19 +191,17 @@ def claims(frames):
         return []
     out, by_lr = [], {}
     for cfg, g, _ in A.configurations(runs, SHOWN):
-        by_lr.setdefault(cfg["lr"], []).append((cfg, K.over_seeds(g["gain"]), K.over_seeds(g["gain_easy"])))
+        by_lr.setdefault((cfg["reward"], cfg["lr"]), []).append(
+            (cfg, K.over_seeds(g["gain"]), K.over_seeds(g["gain_easy"])))
     seeds = runs["seed"].nunique()
-    for lr, settings in by_lr.items():
+    one_reward = runs["reward"].nunique() == 1
+    for (reward, lr), settings in by_lr.items():
         parts = [f"{_setting(cfg)}: all prompts {K.signed(d)}, easy {K.signed(e)}" for cfg, d, e in settings]
-        out.append(
-            K.Claim(
-                f"lr{lr:g}",
-                f"At lr {lr:g}, the final pass@1 minus the reference's, random ½ rewards: "
-                + "; ".join(parts)
-                + f" ({seeds} seeds)",
-                tuple(x for _, d, e in settings for x in (d, e)),
-            )
-        )
+        out.append(K.Claim(
+            f"lr{lr:g}" if one_reward else f"{reward}_lr{lr:g}",
+            f"At lr {lr:g} on reward {reward}, the final pass@1 minus the reference's: " + "; ".join(parts)
+            + f" ({seeds} seeds)",
+            tuple(x for _, d, e in settings for x in (d, e))))
     every = [(cfg, e) for settings in by_lr.values() for cfg, _, e in settings]
     raised = [(cfg, e) for cfg, e in every if e.resolved and e.mean > 0]
     unclipped = {cfg["lr"] for cfg, _ in raised if (cfg["clip_low"], cfg["clip_high"]) == NO_CLIP}
@@ -216,13 +214,15 @@ def claims(frames):
         top, e = max(every, key=lambda x: x[1].mean)
         text = (
             f"No setting raises the easy prompts' pass@1 above the reference's by more than 3 s.e., with the "
-            f"clip or without it; the largest change is {K.signed(e)} ({_setting(top)} at lr {top['lr']:g})"
+            f"clip or without it; the largest change is {K.signed(e)} ({_setting(top)} at lr {top['lr']:g}, "
+            f"reward {top['reward']})"
         )
     else:
         text = (
             "With random ½ rewards the easy prompts' pass@1 rises above the reference's by more than "
             "3 s.e. at "
-            + "; ".join(f"{_setting(cfg)}, lr {cfg['lr']:g} ({K.signed(e)})" for cfg, e in raised)
+            + "; ".join(f"{_setting(cfg)}, lr {cfg['lr']:g}, reward {cfg['reward']} ({K.signed(e)})"
+                        for cfg, e in raised)
             + "; with the clip and not without it at the same lr: "
             + ("; ".join(f"{_setting(cfg)}, lr {cfg['lr']:g}" for cfg, _ in clip_only) or "none")
         )
@@ -264,7 +264,8 @@ def spurious_rewards(curves):
     """Exact pass@1 minus the reference's against the step, all prompts and easy ones (rows), one
     panel per lr, a line per (μ, clip) setting."""
     c = curves[curves["experiment"] == EXPERIMENT]
-    c, note = A.focus(c, SHOWN)
+    c, note = A.focus(c, ("lr", "epochs", "clip_low", "clip_high"))  # one method and reward: the first
+    method, reward = c["method"].iloc[0], c["reward"].iloc[0]
     lrs = sorted(c["lr"].unique())
     levels = [("all", "all prompts"), (LEVEL_KEYS[-1], "easy prompts")]
     fig, axes = F.subplots(len(levels), len(lrs), height=4.2, sharex=True, sharey="row")
@@ -282,7 +283,7 @@ def spurious_rewards(curves):
                     ax,
                     s.index,
                     s,
-                    "grpo",
+                    method,
                     **F.variant(k, len(settings)),
                     label=_setting({"epochs": mu, "clip_low": lo, "clip_high": hi}),
                 )
@@ -290,8 +291,8 @@ def spurious_rewards(curves):
                 ax.set_ylabel(name)
         axes[0, j].set_title(f"lr {lr:g}")
         axes[-1, j].set_xlabel("step")
-    fig.suptitle(f"GRPO on random ½ rewards: exact pass@1 minus the reference's (mean, 95% band{note})",
-                 fontsize="medium")
+    fig.suptitle(f"{style.label(method)} on reward {reward}: pass@1 minus the reference's "
+                 f"(mean, 95% band{note})", fontsize="medium")
     F.legend_below(fig, axes[0, 0].get_legend_handles_labels()[0], ncol=3)
     return fig
 
