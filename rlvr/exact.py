@@ -177,8 +177,12 @@ def off_policy_gradient(pi, sampler, r, baseline, correction, cap=2.0):
     the group: E_{y ~ sampler}[w(ρ_y) (r_y − b)(e_y − π)]. pi, sampler, r: [..., M], baseline:
     [...] -> [..., M]. With "full" the sampler cancels: Σ_y π_y (r_y − b)(e_y − π), the on-policy
     gradient; "truncated" keeps min(π_y, C sampler_y) of each answer's π_y, so an answer the
-    sampler draws less than 1/C as often as π would is under-weighted whatever the data."""
+    sampler draws less than 1/C as often as π would is under-weighted whatever the data. The
+    sampler must give every answer π gives a probability > 0 (importance weights need it)."""
     pi, sampler = np.asarray(pi, float), np.asarray(sampler, float)
+    if ((sampler <= 0) & (pi > 0)).any():
+        raise ValueError("the sampler gives probability 0 to an answer π does not: no importance weight "
+                         "corrects for an answer it never draws")
     coef = sampler * is_weights(pi / sampler, correction, cap) * (np.asarray(r, float)
                                                                   - np.asarray(baseline, float)[..., None])
     return coef - coef.sum(axis=-1, keepdims=True) * pi  # Σ_y coef_y (e_y − π)
@@ -193,7 +197,9 @@ def random_reward_logit_change(logits, G, method, objective, lr, p_reward=0.5, m
     its probability, so the sum is exact; refused beyond max_rows rows (16 answers x G = 8 is 10^12).
     With μ = 1 it is 0 for any estimator whose advantages depend only on the rewards: the rewards
     are independent of the answers and E_y[e_y − π] = 0. Beyond the first update the clip sees the
-    ratio π(y)/π_old(y), which depends on the answer."""
+    ratio π(y)/π_old(y), which depends on the answer. An estimator that reads more than the rewards
+    (π, log π, a learned baseline) is refused by rlvr.estimators.advantages; a batch estimator's
+    statistics are the population's of this prompt's groups (the large-batch limit, as exact_moments)."""
     from itertools import product
 
     from .objective import policy_updates
@@ -208,7 +214,7 @@ def random_reward_logit_change(logits, G, method, objective, lr, p_reward=0.5, m
     y = np.repeat(ys, len(rs), axis=0)  # [K, G]
     r = np.tile(rs, (len(ys), 1))  # [K, G]
     prob = (np.prod(pi[y], axis=1) * np.prod(np.where(r > 0, p_reward, 1 - p_reward), axis=1))  # [K]
-    A = advantages(r, method)  # [K, G]
+    A = advantages(r, method, weights=prob)  # [K, G]; a batch estimator sees the population of groups
     z = np.broadcast_to(z0, (len(y), M)).copy()
     z_after, _ = policy_updates(z, y, A, softmax(z), lr, objective)
     return (prob[:, None] * (z_after - z)).sum(axis=0)
