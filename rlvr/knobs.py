@@ -112,12 +112,14 @@ ROW_KNOBS = (
     Knob("epochs", 1, "μ: updates on each batch of answers (TRL num_iterations, verl ppo_epochs); from the "
          "second on, the ratio π/π_old is clipped", {"type": "integer", "minimum": 1}, token="epochs",
          objective=True),
+    # null: no clip on that side, as ε = 1 (a ratio is never below 0) and ε = ∞ (never above)
     Knob("clip_low", 0.2, "ε_low: a ratio below 1 − ε_low stops pushing down an answer with a negative "
-         "advantage", {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}, token="clip_low",
-         objective=True),
+         "advantage; null: none", {"type": ["number", "null"], "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+         token="clip_low", objective=True, none=(1.0, "null: no lower clip")),
     Knob("clip_high", 0.2, "ε_high: a ratio above 1 + ε_high stops pushing up an answer with a positive "
-         "advantage (DAPO's clip-higher: 0.28)", {"type": "number", "exclusiveMinimum": 0}, token="clip_high",
-         objective=True),
+         "advantage (DAPO's clip-higher: 0.28); null: none",
+         {"type": ["number", "null"], "exclusiveMinimum": 0}, token="clip_high", objective=True,
+         none=(math.inf, "null: no upper clip")),
     Knob("clip_c", None, "verl's dual clip: a ratio above c (> 1) stops pushing down an answer with a "
          "negative advantage; null: none", {"type": ["number", "null"], "exclusiveMinimum": 1},
          token="clip_c", objective=True, none=(0.0, "0: no dual clip")),

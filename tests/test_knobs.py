@@ -30,7 +30,7 @@ def test_a_knobs_default_is_allowed_and_its_bounds_are_said_in_words():
         if knob.default != REQUIRED:
             assert knob.problem(knob.spec_default) is None, knob.name
     assert bounds(KNOBS["epochs"]) == "a whole number >= 1"
-    assert bounds(KNOBS["clip_low"]) == "in (0, 1)"
+    assert bounds(KNOBS["clip_low"]) == "in (0, 1) (or null: no lower clip)"
     assert bounds(KNOBS["clip_c"]) == "> 1 (or 0: no dual clip)"
     assert KNOBS["kl_beta"].problem(-0.5) == "kl_beta = -0.5 must be >= 0"
     assert KNOBS["shared_lr"].problem(math.nan) == "shared_lr = nan must be a finite number"
@@ -51,3 +51,20 @@ def test_a_non_finite_number_in_any_knob_is_refused_naming_it(knob):
     row = {"method": "grpo", "lr": 2.0, knob: math.nan}
     with pytest.raises(ConfigError, match=rf"training.rows\[0\].{knob}: nan is not a finite number"):
         validate_config({"training": {"rows": [row]}})
+
+
+def test_a_null_clip_never_binds():
+    """clip_low / clip_high null are ε = 1 and ε = ∞: no ratio (> 0) is clipped on that side, where
+    ε 0.999 / 1000 still clip the ratios beyond them."""
+    import numpy as np
+
+    from rlvr.objective import clipped_surrogate_weights
+
+    low, high = KNOBS["clip_low"].cast(None), KNOBS["clip_high"].cast(None)
+    assert (low, high) == (1.0, float("inf"))
+    ratio = np.array([[1e-12, 1e-4, 0.5, 2.0, 1e4, 1e12]])
+    for A in (np.ones_like(ratio), -np.ones_like(ratio)):
+        _, clipped = clipped_surrogate_weights(A, ratio, low, high)
+        assert not clipped.any()
+        _, clipped = clipped_surrogate_weights(A, ratio, 0.999, 1000.0)
+        assert clipped.any()

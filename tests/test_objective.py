@@ -201,7 +201,7 @@ def test_expected_lengths_are_exact():
 
 @pytest.mark.parametrize("field,value,message", [
     ("epochs", 0, "epochs = 0 must be a whole number >= 1"),
-    ("clip_low", 1.0, r"clip_low = 1.0 must be in \(0, 1\)"),
+    ("clip_low", 1.5, r"clip_low = 1.5 must be in \(0, 1\) \(or null: no lower clip\)"),
     ("clip_high", 0.0, "clip_high = 0.0 must be > 0"),
     ("clip_c", 0.9, r"clip_c = 0.9 must be > 1 \(or 0: no dual clip\)"),
     ("kl_beta", -0.1, "kl_beta = -0.1 must be >= 0"),

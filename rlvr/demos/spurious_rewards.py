@@ -3,9 +3,11 @@
 Shao et al. 2025 trained on rewards independent of correctness and saw accuracy rise, which they
 attribute to the clip favouring answers the policy already likes. Here a row's `reward` is a
 reward function of rlvr/rewards.py that ignores the answer (random_half: 1 with probability ½),
-trained with one update per batch or μ = 4 clipped updates, and without a clip (ε so wide it
-almost never binds: the table's "clipped" column). What each name below is: rlvr/demos/__init__.py.
+trained with one update per batch or μ = 4 clipped updates, and without a clip (clip_low and
+clip_high null). What each name below is: rlvr/demos/__init__.py.
 """
+
+import math
 
 import numpy as np
 
@@ -23,26 +25,20 @@ SWITCHABLE = True
 ROWS = True
 EXPERIMENT = "spurious_rewards"
 SHOWN = ("reward", "lr", "epochs", "clip_low", "clip_high")
-NO_CLIP = (0.999, 1000.0)  # (ε_low, ε_high) that bind on ≤ 0.1% of updates here: "without the clip"
+NO_CLIP = (1.0, math.inf)  # (ε_low, ε_high) of clip_low and clip_high null: "without the clip"
 EXAMPLE = np.log([0.6, 0.2, 0.15, 0.05])  # the exact part's prompt: 4 answers, G = 4
 EXAMPLE_G = 4
 
 CONFIG = {
     "help": "rewards that ignore correctness (reward: random_half) with one update per batch or μ = 4 "
-    "clipped updates, and without a clip (clip_low 0.999, clip_high 1000); one run per row x seed, "
+    "clipped updates, and without a clip (clip_low and clip_high null); one run per row x seed, "
     "rows as in training (grids allowed)",
     "seeds": list(range(10)),
     "rows": [
         {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half"},
         {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half", "epochs": 4, "clip_high": [0.2, 0.28]},
-        {
-            "method": "grpo",
-            "lr": [0.5, 2.0],
-            "reward": "random_half",
-            "epochs": 4,
-            "clip_low": NO_CLIP[0],
-            "clip_high": NO_CLIP[1],
-        },
+        {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half", "epochs": 4, "clip_low": None,
+         "clip_high": None},
     ],
 }
 
