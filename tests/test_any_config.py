@@ -47,8 +47,9 @@ def configs(draw):
         # the config refuses a KL in the reward to an estimator that reads correctness off the reward
         placements = ["loss"] if "correctness" in ESTIMATORS[method].needs else ["loss", "reward"]
         return {"method": method, "lr": draw(st.sampled_from([0.5, 4.0])),
-                "epochs": draw(st.sampled_from([1, 2, 3])), "clip_low": draw(st.sampled_from([0.1, 0.2])),
-                "clip_high": draw(st.sampled_from([0.2, 0.28, 5.0])),
+                "epochs": draw(st.sampled_from([1, 2, 3])),
+                "clip_low": draw(st.sampled_from([0.1, 0.2, None])),  # null: no clip on that side
+                "clip_high": draw(st.sampled_from([0.2, 0.28, 5.0, None])),
                 "clip_c": draw(st.sampled_from([None, 3.0])),
                 "kl_beta": draw(st.sampled_from([0.0, 0.3, 3.0])),
                 "kl_estimator": draw(st.sampled_from(["k1", "k2", "k3"])),
