@@ -179,8 +179,10 @@ def sampler_copies(lag, noise):
     return (lag + 1 if lag else 0) + (2 if noise else 0)
 
 
-def _largest(rows, knob):
-    """The largest value a section's rows give a knob (a list counts by its largest), 0 if none."""
+def _largest(section, knob):
+    """The largest value a section's rows give a knob (a list counts by its largest), 0 if none
+    (a section without `rows:` sets no row knob)."""
+    rows = section.get("rows", [])
     return max([0] + [max(v) if isinstance(v, list) else v for row in rows if (v := row.get(knob))])
 
 
@@ -294,8 +296,7 @@ def validate_config(config):
     P, M = task["P"], task["M"]
     jobs = [("task.P, task.M", 0, 0)] + [
         (f"{name}.seeds", len(cfg[name]["seeds"]),
-         sampler_copies(_largest(rows, "sampler_lag"), _largest(rows, "sampler_noise")) if (
-             rows := cfg[name].get("rows") if name in ROW_EXPERIMENTS else None) else 0)
+         sampler_copies(_largest(cfg[name], "sampler_lag"), _largest(cfg[name], "sampler_noise")))
         for name in sections]
     for key, seeds, copies in jobs[:1] if memory_mb(P, M) > available else jobs[1:]:
         mb = memory_mb(P, M, seeds, copies)
