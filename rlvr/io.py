@@ -7,6 +7,7 @@ columns and turn any failure into an error that names the file.
 
 import glob
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -101,9 +102,7 @@ def write_bytes(path, data):
     holds the old file or the new one, never a partial one, even after a crash or power loss."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        if not _alive(stale.suffixes[-2].lstrip(".")):  # left by a killed writer
-            stale.unlink(missing_ok=True)
+    remove_stale_temporaries(path.parent, f".{glob.escape(path.name)}.*.tmp")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -121,15 +120,37 @@ def write_bytes(path, data):
         os.close(fd)
 
 
+def remove_stale_temporaries(directory, pattern="**/.*.tmp"):
+    """Remove the temporary files (write_bytes') under directory matching pattern whose writer
+    has died: a killed job's. A living writer's is left alone: it renames or removes its own.
+    Each job cleans beside the files it writes; a run cleans its results directory when it
+    starts (Snakefile's onstart), for a killed job whose file the new run never writes."""
+    for stale in Path(directory).glob(pattern):
+        writer = re.fullmatch(r"\..+\.(\d+)\.tmp", stale.name)
+        if writer and not _alive(writer[1]):
+            stale.unlink(missing_ok=True)
+
+
 def _alive(pid):
-    """Whether the process of this pid (a string from a temporary file's name) still lives."""
+    """Whether the process of this pid (a string from a temporary file's name) still lives and
+    will go on: a zombie, or a process with SIGKILL pending (a killed writer still in fsync),
+    counts as dead."""
     try:
         os.kill(int(pid), 0)
     except (ValueError, ProcessLookupError):
         return False
     except PermissionError:  # alive, another user's
         return True
-    return True
+    proc = Path("/proc", str(int(pid)))
+    try:  # Linux: the state after the command's closing parenthesis; SIGKILL pending in ShdPnd/SigPnd
+        if proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0] in "ZXx":
+            return False
+        pending = {line.split(":")[0]: int(line.split()[1], 16)
+                   for line in proc.joinpath("status").read_text().splitlines()
+                   if line.startswith(("SigPnd:", "ShdPnd:"))}
+        return not any(mask & (1 << 8) for mask in pending.values())  # bit 8: signal 9
+    except FileNotFoundError:  # it ended as we looked; or no /proc (not Linux): trust kill(0)
+        return not Path("/proc/self").exists()
 
 
 def write_arrow(path, table):

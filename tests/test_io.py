@@ -121,6 +121,36 @@ def test_a_file_without_a_checksum_is_refused(tmp_path):
         io.read_arrow(tmp_path / "foreign.parquet")
 
 
+def test_a_dead_or_zombie_writers_temporary_is_removed_and_a_living_ones_kept(tmp_path):
+    """A killed job leaves `.name.<pid>.tmp`; its writer may linger as a zombie (an init that does
+    not reap), which kill(pid, 0) still finds: only a writer that will go on keeps its file."""
+    import os
+    import subprocess
+    import time
+    from pathlib import Path
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    zombie = subprocess.Popen(["true"])  # ended, not yet reaped
+    state = Path(f"/proc/{zombie.pid}/stat")
+    t0 = time.monotonic()
+    while state.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() - t0 < 30, "the child never became a zombie"
+        time.sleep(0.01)
+    try:
+        (tmp_path / "sub").mkdir()
+        files = {who: tmp_path / "sub" / f".x.parquet.{pid}.tmp"
+                 for who, pid in [("dead", dead.pid), ("zombie", zombie.pid), ("living", os.getpid())]}
+        for f in files.values():
+            f.write_bytes(b"partial")
+        other = tmp_path / ".notes.tmp"  # not a writer's name: never touched
+        other.write_bytes(b"mine")
+        io.remove_stale_temporaries(tmp_path)
+        assert sorted(p.name for p in tmp_path.rglob("*.tmp")) == [other.name, files["living"].name]
+    finally:
+        zombie.wait()
+
+
 def test_disk_full_is_a_plain_message_and_leaves_the_old_file(tmp_path, monkeypatch, capsys):
     """Issue 23: disk-full and permission errors were raw tracebacks (nothing partial, no message)."""
     import errno

@@ -323,6 +323,8 @@ def take_run_lock():
         _held = runlock.take(STATE, planned_jobs())
     except runlock.LockError as err:
         raise WorkflowError(str(err)) from None
+    # a killed run's temporaries, of whichever files this run writes
+    io.remove_stale_temporaries(RESULTS)
 
 
 def planned_jobs():
