@@ -169,27 +169,31 @@ def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
     for demo in DEMOS:  # the lecture's rows only: what is written where is the same for all
         if demo.section and demo.section != "lr_sweep":
             cfg.setdefault(demo.section, {})["enabled"] = False
-    for section in ("training", "lr_sweep"):
-        cfg[section]["steps"] = 1500  # a first run long enough for three more to start beside it
-    slow = tmp_path / "slow.yaml"
-    slow.write_text(yaml.safe_dump(cfg))
+    config = tmp_path / "lecture.yaml"
+    config.write_text(yaml.safe_dump(cfg))
     work = tmp_path / "work"
     first = subprocess.Popen([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-                              "--configfile", str(slow), "-c2", "--directory", str(work)],
+                              "--configfile", str(config), "-c2", "--directory", str(work)],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              start_new_session=True)
-    assert wait_for(lambda: any((work / ".snakemake" / "locks").glob("*.lock")), first)
-    assert listening_sockets(first.pid) == []  # nothing of the run (Snakemake, jobs) listens
-    second = snakemake(work, "-c2", config=slow, check=False)
-    assert second.returncode != 0
-    assert "cannot be locked" in second.stdout + second.stderr
-    # Snakemake's lock message suggests --unlock; the run after it is still refused, by name
-    snakemake(work, "--unlock", config=slow)
-    third = snakemake(work, "-c1", config=slow, check=False)
-    assert first.poll() is None, "the first run ended too early for this test"
-    assert listening_sockets(first.pid) == []
-    assert third.returncode != 0, third.stdout + third.stderr
-    assert f"another snakemake is running in this directory (pid {first.pid}" in third.stdout + third.stderr
+    try:
+        assert wait_for(lambda: runlock.held(work / ".snakemake"), first)  # executing: its onstart ran
+        # paused (our own child), it holds its locks while three more runs start, however fast
+        # this machine; its jobs go on and it collects them when continued
+        os.kill(first.pid, signal.SIGSTOP)
+        assert listening_sockets(first.pid) == []  # nothing of the run (Snakemake, jobs) listens
+        second = snakemake(work, "-c2", config=config, check=False)
+        assert second.returncode != 0
+        assert "cannot be locked" in second.stdout + second.stderr
+        # Snakemake's lock message suggests --unlock; the run after it is still refused, by name
+        snakemake(work, "--unlock", config=config)
+        third = snakemake(work, "-c1", config=config, check=False)
+        assert listening_sockets(first.pid) == []
+        assert third.returncode != 0, third.stdout + third.stderr
+        refusal = f"another snakemake is running in this directory (pid {first.pid}"
+        assert refusal in third.stdout + third.stderr
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     out, _ = first.communicate(timeout=300)
     assert first.returncode == 0, out
     for name in CONTRACT:  # whole, and their checksums right
@@ -207,7 +211,7 @@ def test_a_job_orphaned_by_a_killed_snakemake_cannot_overwrite_a_later_run(tmp_p
     for demo in DEMOS:
         if demo.section:
             cfg.setdefault(demo.section, {})["enabled"] = False
-    cfg["training"].update(steps=3000, rows=[{"method": "grpo", "lr": 2.0}])
+    cfg["training"].update(steps=300, rows=[{"method": "grpo", "lr": 2.0}])
     configs = {}
     for name, seeds in (("a", list(range(64))), ("b", [0])):
         cfg["training"]["seeds"] = seeds
@@ -226,18 +230,23 @@ def test_a_job_orphaned_by_a_killed_snakemake_cannot_overwrite_a_later_run(tmp_p
         ]
         return bool(orphans)
 
+    (row,) = [f"results/{r.row_path}" for r in train_rows(load_config(configs["b"]))
+              if r.experiment == "training"]
     try:
         assert wait_for(training_started, first, timeout=120)
+        for pid in orphans:  # paused (our own child's child) until run B has ended, however fast this machine
+            os.kill(pid, signal.SIGSTOP)
+        assert not list(work.glob(f"{row}_seeds0-63.*")), "run A's job ended before it could be paused"
         os.kill(first.pid, signal.SIGKILL)  # snakemake alone: its job lives on, an orphan
         first.wait()
         snakemake(work, "-c2", config=configs["b"])  # starts at once, beside the orphan
+        for pid in orphans:
+            os.kill(pid, signal.SIGCONT)
         while any(Path(f"/proc/{pid}").exists() for pid in orphans):  # the orphan ends (our own child's)
             time.sleep(0.1)
     finally:
         if any(Path(f"/proc/{pid}").exists() for pid in orphans):  # only if the test failed midway
             os.killpg(first.pid, signal.SIGKILL)
-    (row,) = [f"results/{r.row_path}" for r in train_rows(load_config(configs["b"]))
-              if r.experiment == "training"]
     assert io.read_table(work / f"{row}_seeds0.run.parquet")["seed"].tolist() == [0]
     assert not list(work.glob(f"{row}_seeds0-63.*"))  # the orphan's own files: never written
     assert sorted(set(io.read_table(work / "results/runs.parquet")["seed"].tolist())) == [0]
