@@ -165,6 +165,17 @@ def test_shipped_config_equals_the_schema_defaults():
     assert load_config() == validate_config({})  # no file: config/config.yaml alone
 
 
+def test_the_schema_reads_the_same_with_libyaml_as_with_pure_python():
+    """schema() loads the schema file with libyaml's loader where PyYAML has it (faster)."""
+    import yaml
+
+    from rlvr.config import SCHEMA_PATH
+
+    text = SCHEMA_PATH.read_text()
+    fast = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    assert fast == yaml.safe_load(text) and "properties" in fast
+
+
 def test_a_grid_row_expands_to_every_combination_in_order():
     cfg = validate_config({"training": {"rows": [{"method": ["none", "grpo"], "lr": [1.0, 4.0]},
                                                  {"method": "rloo", "lr": 2.0,

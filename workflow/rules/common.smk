@@ -22,6 +22,23 @@ from rlvr.codeversion import (
 from rlvr.demos import DEMOS
 from rlvr.render import TABLE_FORMATS
 
+
+def compare_params_without_pandas():
+    """Snakemake compares each job's params with its last run's through a serializer that
+    imports pandas whenever it is installed (0.3 s, a fifth of a no-op rerun), for params that
+    are DataFrames. Every param here is a string, which its plain serializer writes the same
+    way: the records, and so what reruns, stay exactly as they were. Left alone if Snakemake's
+    internals change."""
+    import snakemake.persistence
+
+    P = getattr(snakemake.persistence, "PersistenceBase", None)
+    plain = getattr(P, "_serialize_param_builtin", None)
+    if callable(plain) and isinstance(P.__dict__.get("_serialize_param"), property):
+        P._serialize_param = property(lambda self: self._serialize_param_builtin)
+
+
+compare_params_without_pandas()
+
 try:
     _validated = C.validate_config(config)
 except C.ConfigError as err:
