@@ -86,15 +86,44 @@ def bound(name, job):
 
 
 def content_hash(table):
-    """sha256 over a table's column names, types and values (not its metadata)."""
+    """sha256 over a table's column names, types and values (not its metadata): a numeric or
+    boolean column's values as numpy bytes, any other's as str(value) joined by NUL in UTF-8."""
     import hashlib
 
     h = hashlib.sha256()
     for field, column in zip(table.schema, table.columns):
         h.update(f"{field.name}\0{field.type}\0".encode())
-        values = column.to_numpy(zero_copy_only=False)
-        h.update(values.tobytes() if values.dtype.kind in "biuf" else "\0".join(map(str, values)).encode())
+        h.update(_joined_strings(column) if _plain_strings(column) else _value_bytes(column))
     return h.hexdigest()
+
+
+def _value_bytes(column):
+    values = column.to_numpy(zero_copy_only=False)
+    return values.tobytes() if values.dtype.kind in "biuf" else "\0".join(map(str, values)).encode()
+
+
+def _plain_strings(column):
+    import pyarrow as pa
+
+    kind = column.type
+    return (pa.types.is_string(kind) or pa.types.is_large_string(kind)) and not column.null_count
+
+
+def _joined_strings(column):
+    """The bytes _value_bytes gives a string column without nulls, from Arrow's buffers: the
+    values' UTF-8 bytes with a NUL inserted between each two (a string column of the aggregated
+    curves took 75 ms through Python's str objects, ~5 ms here)."""
+    import numpy as np
+    import pyarrow as pa
+
+    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not len(values):
+        return b""
+    width = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    _, offsets, data = values.buffers()
+    ends = np.frombuffer(offsets, width)[values.offset : values.offset + len(values) + 1]
+    utf8 = np.frombuffer(data, np.uint8)[ends[0] : ends[-1]] if data is not None else np.empty(0, np.uint8)
+    return np.insert(utf8, ends[1:-1] - ends[0], 0).tobytes()
 
 
 def write_bytes(path, data):

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import yaml
 from conftest import PYTHON, run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlvr import io
 from rlvr.specs import JOB_FILES
@@ -119,6 +121,34 @@ def test_a_file_without_a_checksum_is_refused(tmp_path):
     pq.write_table(pa.table({"x": [1.0]}), tmp_path / "foreign.parquet")
     with pytest.raises(io.InputError, match="foreign.parquet: has no rlvr checksum"):
         io.read_arrow(tmp_path / "foreign.parquet")
+
+
+def _hash_as_first_written(table):
+    """content_hash as rlvr first defined it (every stored rlvr_sha256 was made so): numeric and
+    boolean columns as numpy bytes, any other as str(value) joined by NUL, in UTF-8."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for field, column in zip(table.schema, table.columns):
+        h.update(f"{field.name}\0{field.type}\0".encode())
+        values = column.to_numpy(zero_copy_only=False)
+        h.update(values.tobytes() if values.dtype.kind in "biuf" else "\0".join(map(str, values)).encode())
+    return h.hexdigest()
+
+
+@given(st.lists(st.lists(st.text(), max_size=5), min_size=1, max_size=4), st.booleans(), st.integers(0, 2))
+@settings(max_examples=200, deadline=None)
+def test_the_content_hash_reads_strings_from_arrow_as_it_first_did_through_python(chunks, large, cut):
+    """content_hash joins string columns from Arrow's buffers (fast); its bytes are the ones the
+    first definition hashed, for any text, chunking, slicing or string type, and with nulls."""
+    import pyarrow as pa
+
+    kind = pa.large_string() if large else pa.string()
+    strings = pa.chunked_array([pa.array(c, kind).slice(min(cut, len(c))) for c in chunks], kind)
+    with_nulls = pa.chunked_array([pa.array(["a", None, "b"], kind)])
+    for table in (pa.table({"s": strings, "x": np.arange(len(strings), dtype=float)}),
+                  pa.table({"s": with_nulls, "i": [1, None, 3], "b": [True, False, True]})):
+        assert io.content_hash(table) == _hash_as_first_written(table)
 
 
 def test_a_dead_or_zombie_writers_temporary_is_removed_and_a_living_ones_kept(tmp_path):
