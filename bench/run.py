@@ -293,11 +293,33 @@ def full_default(n):
            "results/figures`, each in a fresh copy; `python bench/run.py --only 6`")
 
 
+# --- 7. an everyday change: one row edited in a finished project ------------------------------------
+
+
+def one_row_changed(n):
+    print("\n7. `snakemake -c2` after one row of demo 3 is edited, in a finished copy of the default config")
+    done = fresh_copy()
+    cold, _ = timed(SNAKEMAKE, done)
+    print(f"    (cold run of the default config first: {cold:.1f} s)")
+    times = []
+    for i in range(n):  # a new lr each time: the row trains again, and what reads it
+        cfg = base_config()["training"]
+        cfg["rows"][0]["lr"] = 2.0 + 0.25 * (i + 1)
+        edited = write_config(f"change{i}", {"training": cfg})
+        times.append(timed([*SNAKEMAKE, "--configfile", edited], done)[0])
+        print(f"    edit {i + 1}/{n}: {times[-1]:.2f} s", flush=True)
+    report("7. one row of demo 3 edited: `snakemake -c2`",
+           f"**{statistics.median(times):.1f} s** (median of {n} edits; it retrains the row, its two "
+           "aggregations, the tables and demo 3's two figures jobs)", "report", None,
+           "`python -m snakemake -c2 --configfile bench/out/change<i>.yaml` in a finished copy; "
+           "`python bench/run.py --only 7`")
+
+
 # --- main -----------------------------------------------------------------------------------------
 
 MEASUREMENTS = {1: lecture_demos, 2: sweep_450, 3: noop_rerun, 4: batched_kernel, 5: peak_rss,
-                6: full_default}
-PAIRS = {1: (3, 5), 2: (1, 3), 3: (5, 9), 4: (3, 5), 5: (1, 1), 6: (2, 3)}  # default, --full
+                6: full_default, 7: one_row_changed}
+PAIRS = {1: (3, 5), 2: (1, 3), 3: (5, 9), 4: (3, 5), 5: (1, 1), 6: (2, 3), 7: (3, 5)}  # default, --full
 
 
 def header():
