@@ -116,7 +116,7 @@ def _joined_strings(column):
     import numpy as np
     import pyarrow as pa
 
-    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    values = column.combine_chunks()  # a table's column: a ChunkedArray
     if not len(values):
         return b""
     width = np.int64 if pa.types.is_large_string(values.type) else np.int32
