@@ -25,8 +25,16 @@ wildcard_constraints:
 
 
 onstart:
-    take_run_lock()  # one executing run per directory (workflow/rules/common.smk)
+    take_run_lock()  # one executing run per results directory (workflow/rules/common.smk)
     say_what_runs()
+
+
+onsuccess:
+    note_what_was_written()  # what the next parse need not read again
+
+
+onerror:
+    note_what_was_written()
 
 
 rule all:

@@ -5,7 +5,8 @@
 
 A pipeline job gets its spec as JSON (rlvr/specs.py; what Snakemake records as the job's
 parameters) and `--code`, the hash of the rlvr code it runs (rlvr/codeversion.py); it refuses
-to run if the code on disk is no longer that. Compute subcommands import only numpy and
+to run if the code on disk is no longer that. Every file it writes carries its identity, from
+its spec, its code and its inputs' identities (rlvr/binding.py). Compute subcommands import only numpy and
 pyarrow; `tables`, `figures` and `all` use pandas and matplotlib.
 
 Each cmd_<stage> imports what it computes with inside its body: rlvr/codeversion.py reads those
@@ -18,18 +19,37 @@ import os
 import sys
 import time
 
-from . import io, runlock
+from . import binding, io, runlock
 
 
 def log(msg):
     print(f"[rlvr {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def _identity(a, inputs=()):
+    """The identity of what this job writes: its stage, spec and code, and the identities its
+    input files carry, each checked against what the run planned (a foreign input is refused
+    here, by name, before any work)."""
+    planned = runlock.planned_jobs()
+    ids = [io.input_identity(path, planned) for path in inputs]
+    return binding.identity(a.command, getattr(a, "spec", None) or "", a.code, ids)
+
+
+def _bound(a, name, inputs=()):
+    """The metadata binding a file this job writes, called name, to its identity."""
+    return io.bound(name, _identity(a, inputs))
+
+
+def _name(path):
+    """A result's name: its file name without .parquet (binding.NAMES in the pipeline)."""
+    return os.path.basename(path).removesuffix(".parquet")
+
+
 def cmd_task(a):
     from .task import task_columns
 
     spec = json.loads(a.spec)
-    io.write_table(a.out, task_columns(spec))
+    io.write_table(a.out, task_columns(spec), _bound(a, _name(a.out)))
     log(f"task: {spec['P']} prompts x {spec['M']} answers -> {a.out}")
 
 
@@ -38,8 +58,9 @@ def cmd_reference(a):
     from .task import read_task
 
     spec = json.loads(a.spec)
+    bound = _bound(a, _name(a.out), [a.task])
     task = read_task(a.task)
-    io.write_table(a.out, reference_columns(task, spec["k"], spec["n_samples"], spec["seed"]))
+    io.write_table(a.out, reference_columns(task, spec["k"], spec["n_samples"], spec["seed"]), bound)
     log(f"reference pass@k for k = {spec['k']} -> {a.out}")
 
 
@@ -47,7 +68,8 @@ def cmd_exact(a):
     from .gradstats import exact_curve_columns
 
     spec = json.loads(a.spec)
-    io.write_table(a.out, exact_curve_columns(spec["methods"], spec["G"], spec["M"], spec["n_points"]))
+    io.write_table(a.out, exact_curve_columns(spec["methods"], spec["G"], spec["M"], spec["n_points"]),
+                   _bound(a, _name(a.out)))
     log(f"exact E[g]/grad J curves for {spec['methods']} -> {a.out}")
 
 
@@ -57,9 +79,9 @@ def cmd_gradstats(a):
     from .task import read_task
 
     job = from_json(GradStatJob, a.spec)
+    bound = _bound(a, job.path.removesuffix(".parquet"), [a.task])
     task = read_task(a.task)
-    io.write_table(a.out, gradstat_job_columns(task, job),
-                   io.bound(job.path.removesuffix(".parquet"), io.job_id(a.command, a.spec, a.code)))
+    io.write_table(a.out, gradstat_job_columns(task, job), bound)
     log(f"gradient stats of {job.method}: {len(job.cases)} cases x {job.n_reps} reps -> {a.out}")
 
 
@@ -69,10 +91,10 @@ def cmd_train(a):
     from .training import row_columns
 
     row = from_json(TrainRow, a.spec)
+    job = _identity(a, [a.task])
     task = read_task(a.task)
     t0 = time.perf_counter()
     summary, curve, passk, klgrad, logits = row_columns(task, row)
-    job = io.job_id(a.command, a.spec, a.code)
     tables = {"run": summary, "curve": curve, "passk": passk, "klgrad": klgrad, "logits": logits}
     for kind in JOB_FILES:  # the run's rows last: the mark of a finished job (config.train_jobs)
         io.write_table(getattr(a, kind), tables[kind], io.bound(f"{row.path}.{kind}", job))
@@ -92,7 +114,10 @@ def cmd_aggregate(a):
     order = [tuple(key) for key in json.loads(a.order)] if a.order else None
     planned = runlock.planned_jobs()  # what the run that started this job planned, if any
     for out, inputs in zip(a.out, a.inputs):
-        io.concat_files(inputs, out, order, a.reference, planned)
+        def bind(ids, out=out):
+            return io.bound(_name(out), binding.identity(a.command, a.order or "", a.code, ids))
+
+        io.concat_files(inputs, out, order, a.reference, planned, bind)
         log(f"aggregated {len(inputs)} files -> {out}")
 
 
@@ -115,7 +140,12 @@ def cmd_tables(a):
         paths.append(a.claims)
         log(f"claims -> {a.claims}")
     if a.checksums:
-        io.write_checksums(a.checksums, paths)
+        io.write_checksums(a.checksums, paths, _sources(a))
+
+
+def _sources(a):
+    """The checksum file's lines naming the files a rendering job read, with their identities."""
+    return binding.sources([path for name in FRAMES for path in (getattr(a, name, None) or [])])
 
 
 def cmd_claims(a):
@@ -155,7 +185,7 @@ def cmd_figures(a):
     for path in paths:
         log(f"figure -> {path}")
     if a.checksums:
-        io.write_checksums(a.checksums, paths)
+        io.write_checksums(a.checksums, paths, _sources(a))
 
 
 def _read_frames(a):
@@ -232,11 +262,13 @@ def cmd_all(a):
     from .render import render_text
 
     cfg = C.load_config(a.config)
+    if a.results:  # a run of its own: refused while another holds the directory, before any work
+        held = runlock.take(runlock.state_of(a.results), what="python -m rlvr all")  # noqa: F841
     t0 = time.perf_counter()
     tables = compute_all(cfg, log)
     log(f"computed in {time.perf_counter() - t0:.1f} s")
     if a.results:
-        write_results(tables, a.results)
+        write_results(tables, a.results, cfg)
         log(f"wrote Parquet files to {a.results}/")
     frames = {k: v.to_pandas() for k, v in tables.items()}
     print(render_text(frames, cfg["lang"]))
@@ -346,6 +378,18 @@ def check_code(a):
                          f"({a.code.partition(':')[2]} -> {now.partition(':')[2]}); run snakemake again")
 
 
+# the arguments naming what a command writes (or deletes); a pipeline stage's is --out
+WRITES = {"train": ("run", "curve", "passk", "klgrad", "logits"), "tables": ("outdir", "claims", "checksums"),
+          "figures": ("outdir", "checksums"), "all": ("results", "figures"), "clean": ("results",),
+          "config": (), "claims": ()}
+
+
+def _written(args):
+    """The paths a command writes (or deletes) under, as its arguments name them."""
+    values = [getattr(args, name, None) for name in WRITES.get(args.command, ("out",))]
+    return [p for value in values if value for p in (value if isinstance(value, list) else [value])]
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     if getattr(args, "spec", None) == "-":  # a spec can outgrow one argument's limit (128 KiB)
@@ -353,7 +397,10 @@ def main(argv=None):
     if getattr(args, "compute", False):
         io.without_pandas()
     try:
-        runlock.check_current()  # a job of a run that has ended (an orphan) does nothing
+        # a job of a run that has ended (an orphan), or a command beside a run that holds the
+        # results it would write, does nothing
+        for governing in {runlock.state_for(path) for path in _written(args)} or {None}:
+            runlock.check_current(governing)
         if getattr(args, "code", None):
             check_code(args)
         args.fn(args)

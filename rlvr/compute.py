@@ -42,10 +42,18 @@ def compute_all(cfg, log=lambda msg: None):
     return tables
 
 
-def write_results(tables, directory):
-    """Write compute_all's tables to their Parquet files under directory."""
+def write_results(tables, directory, cfg):
+    """Write compute_all's tables of cfg to their Parquet files under directory, each bound to
+    the identity the pipeline plans for it (rlvr/binding.py): one job a training row."""
+    from .binding import NAMES, identities, plan
+    from .codeversion import code_version
+
+    steps = plan(cfg, C.train_jobs(C.train_rows(cfg)), C.gradstat_jobs(cfg), C.gradstat_cases(cfg),
+                 lambda stage, methods=(): code_version(stage, tuple(methods)))
+    ids = identities(steps)
     for key, name in RESULT_FILES.items():
-        io.write_arrow(Path(directory) / name, tables[key])
+        table = tables[key].replace_schema_metadata(io.bound(NAMES[key], ids[NAMES[key]]))
+        io.write_arrow(Path(directory) / name, table)
 
 
 def read_results(directory):

@@ -67,22 +67,42 @@ def write_table(path, columns, metadata=None):
 
 
 CHECKSUM_KEY = b"rlvr_sha256"  # schema metadata: a hash of the file's columns, checked on read
-# schema metadata of a job's file: what it is (its path under results/, without .parquet) and
-# which job wrote it (job_id), checked on read against the path it is read from and against
-# the job the run planned for that path (rlvr/runlock.py's expected jobs)
+# schema metadata of every file rlvr writes: what it is (its path under results/, without
+# .parquet) and its identity (rlvr/binding.py), checked on read against the path it is read
+# from and against the identity the run planned for it
 FILE_KEY, JOB_KEY = b"rlvr_file", b"rlvr_job"
 
 
-def job_id(command, spec, code):
-    """Which job a file comes from: a hash of its stage, its spec (JSON, as passed) and its code."""
-    import hashlib
-
-    return hashlib.sha256(f"{command}\0{spec.strip()}\0{code or ''}".encode()).hexdigest()[:32]
-
-
 def bound(name, job):
-    """The schema metadata that binds a job's file to its name and job (read_arrow checks it)."""
+    """The schema metadata that binds a file to its name and identity (read_arrow checks it)."""
     return {FILE_KEY.decode(): name, JOB_KEY.decode(): job}
+
+
+def _check_planned(path, name, job, planned):
+    if name and planned and planned.get(name, job) != job:
+        raise InputError(f"{path}: made from other inputs, spec or code than this run planned for it "
+                         "(another config's, task's or project's file, copied here or left by another "
+                         "run?); run snakemake again, which rebuilds it")
+
+
+def input_identity(path, planned=None):
+    """The identity an input file carries, checked as read_arrow checks it against planned."""
+    name, job = binding(path)
+    _check_planned(path, name, job, planned)
+    return job
+
+
+def binding(path):
+    """(name, identity) a Parquet file carries ("" for either it lacks), from its footer alone."""
+    import pyarrow.parquet as pq
+
+    if not Path(path).is_file():
+        raise InputError(f"{path}: file not found")
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+    except Exception as err:  # pyarrow raises several types for damaged files
+        raise InputError(f"{path}: not a readable Parquet file ({err}); delete it and rerun") from None
+    return metadata.get(FILE_KEY, b"").decode(), metadata.get(JOB_KEY, b"").decode()
 
 
 def content_hash(table):
@@ -138,7 +158,7 @@ def write_bytes(path, data):
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        with runlock.guard():  # a job whose run has ended (an orphan) writes nothing
+        with runlock.guard(path):  # an orphan, or a writer beside a live run, writes nothing
             os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -200,8 +220,13 @@ def write_arrow(path, table):
 def read_arrow(path, required=(), planned=None):
     """Read a Parquet file as a pyarrow Table; InputError naming the file if it is unusable:
     unreadable, a page checksum or the content hash wrong (a flipped bit), columns missing, or
-    bound to another path (a file copied or moved here) or, with planned ({name: job_id}, the
-    jobs a run planned), written by another job than the one planned for it."""
+    bound to another path (a file copied or moved here) or, with planned ({name: identity}, what
+    the run planned: rlvr/binding.py), carrying another identity than planned for it."""
+    return read_bound(path, required, planned)[0]
+
+
+def read_bound(path, required=(), planned=None):
+    """read_arrow's table, and the identity the file carries ("" if none)."""
     import pyarrow.parquet as pq
 
     path = Path(path)
@@ -224,13 +249,11 @@ def read_arrow(path, required=(), planned=None):
     if name and not (path.as_posix().removesuffix(".parquet") + "/").endswith(f"/{name}/"):
         raise InputError(f"{path}: holds {name}.parquet, not the file this path names (copied or moved "
                          "here?); delete it and rerun")
-    if name and planned and planned.get(name, job) != job:
-        raise InputError(f"{path}: written by another job than this run planned for it (another spec or "
-                         "code: a job of an earlier run?); delete it and rerun")
+    _check_planned(path, name, job, planned)
     missing = [c for c in required if c not in table.column_names]
     if missing:
         raise InputError(f"{path}: missing columns {missing}; delete it and rerun")
-    return table
+    return table, job
 
 
 def read_table(path, required=()):
@@ -275,19 +298,26 @@ def concat_tables(tables, names, order=None):
     return table
 
 
-def concat_files(paths, out, order=None, reference=None, planned=None):
-    """Concatenate Parquet files with one schema into out (read_concat)."""
-    write_arrow(out, read_concat(paths, order, reference, planned))
+def concat_files(paths, out, order=None, reference=None, planned=None, bind=None):
+    """Concatenate Parquet files with one schema into out (read_concat). With bind(identities of
+    the files read, in order) -> schema metadata, out is bound (rlvr/binding.py)."""
+    table, identities = read_concat(paths, order, reference, planned, with_identities=True)
+    write_arrow(out, table.replace_schema_metadata(bind(identities)) if bind else table)
 
 
-def read_concat(paths, order=None, reference=None, planned=None):
+def read_concat(paths, order=None, reference=None, planned=None, with_identities=False):
     """Parquet files with one schema as one table; InputError naming a bad file (planned:
-    read_arrow's, the jobs the run planned). With reference (the reference policy's pass@k
-    file), the trained policies' pass@k gain its rows for every experiment (with_reference_rows)."""
-    table = concat_tables([read_arrow(p, planned=planned) for p in paths], [str(p) for p in paths], order)
+    read_arrow's, the identities the run planned). With reference (the reference policy's pass@k
+    file), the trained policies' pass@k gain its rows for every experiment (with_reference_rows).
+    with_identities: also the identities the files carry, in order (the reference's last)."""
+    read = [read_bound(p, planned=planned) for p in paths]
+    table = concat_tables([t for t, _ in read], [str(p) for p in paths], order)
+    identities = [job for _, job in read]
     if reference is not None:
-        table = with_reference_rows(table, read_arrow(reference, REFERENCE_COLUMNS))
-    return table
+        ref, job = read_bound(reference, REFERENCE_COLUMNS, planned)
+        table = with_reference_rows(table, ref)
+        identities.append(job)
+    return (table, identities) if with_identities else table
 
 
 REFERENCE_COLUMNS = ("level", "n_prompts", "k", "pass_at_k")  # what a pass@k row says
@@ -324,11 +354,12 @@ def file_sha256(path):
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def write_checksums(manifest, paths):
+def write_checksums(manifest, paths, sources=()):
     """Write manifest: `<sha256>  <path>` for each written file, its path relative to the
-    working directory (the project's), as the rules name it."""
+    working directory (the project's), as the rules name it; then sources, the lines naming
+    what the files were made from (rlvr/binding.py's `# from` lines, which sha256sum skips)."""
     lines = [f"{file_sha256(p)}  {os.path.relpath(p)}\n" for p in paths]
-    write_bytes(manifest, "".join(lines).encode())
+    write_bytes(manifest, "".join(lines + list(sources)).encode())
 
 
 def edited_files(manifest):
@@ -336,6 +367,8 @@ def edited_files(manifest):
     file is not listed (Snakemake rebuilds a missing output by itself)."""
     edited = []
     for line in Path(manifest).read_text().splitlines():
+        if line.startswith("#"):  # what the files were made from, not a file written
+            continue
         digest, _, path = line.partition("  ")
         if os.path.exists(path) and file_sha256(path) != digest:
             edited.append(path)

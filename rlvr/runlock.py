@@ -1,23 +1,27 @@
-"""One executing run per project directory, and no job that writes after its run has ended.
+"""One executing run per results directory, and no job that writes after its run has ended.
 
-The Snakemake process that executes jobs holds an OS lock (flock) on `.snakemake/rlvr.flock` for
-as long as it lives; the kernel drops it however the process dies, so leftover Snakemake locks
-can be told from live ones (clear_stale_locks). At its start it writes a fresh token to
-`.snakemake/rlvr.run` and hands it to its jobs in the environment (RLVR_RUN_TOKEN). A job
-renames a result into place only while that token is still the directory's (guard): when
-`kill -9` of snakemake alone leaves its jobs running, a later run writes its own token, and an
-orphan that finishes afterwards refuses to write instead of overwriting that run's results.
-The check and the rename happen under a shared lock (`.snakemake/rlvr.write.flock`) that a
-starting run takes exclusively to change the token, so no orphan's rename slips in between.
+The lock belongs to the results directory, not to where a command was started: its state lives
+in `<results>/.rlvr/`. The process that runs (Snakemake's, or `python -m rlvr all --results`)
+holds an OS lock (flock) on `.rlvr/rlvr.flock` for as long as it lives; the kernel drops it
+however the process dies, so leftover Snakemake locks can be told from live ones
+(clear_stale_locks). At its start it writes a fresh token, and the identity it planned for
+every file (rlvr/binding.py), to `.rlvr/rlvr.run` and hands the token to its jobs in the
+environment (RLVR_RUN_TOKEN). A job renames a result into place only while that token is still
+the directory's (guard): when `kill -9` of snakemake alone leaves its jobs running, a later run
+writes its own token, and an orphan that finishes afterwards refuses to write instead of
+overwriting that run's results. The check and the rename happen under a shared lock
+(`.rlvr/rlvr.write.flock`) that a starting run takes exclusively to change the token, so no
+orphan's rename slips in between.
 
 Every lock and state file is opened without following a symlink, created 0600, and refused if
 another user owns it: a file another user can open is one they can lock (and so block every run),
 and a symlink planted in its place would make a run truncate the link's target.
 
-A process that no run started (no token: `python -m rlvr` by hand, or a job of a run started
-with `--no-hooks`, which skips the hook that takes the lock) writes only while no run is
-executing in its working directory. What this cannot protect: on a network file system without
-flock support (some NFS and FUSE mounts) the locks may not be honoured across machines.
+A process that no run started (no token: `python -m rlvr <stage>` by hand, or a job of a run
+started with `--no-hooks`) writes a file only while no run holds the results directory it lies
+in (the nearest `.rlvr/` above it), from whichever directory it was started. What this cannot
+protect: on a network file system without flock support (some NFS and FUSE mounts) the locks
+may not be honoured across machines.
 """
 
 import fcntl
@@ -30,7 +34,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 TOKEN_ENV = "RLVR_RUN_TOKEN"  # the run that started this job
-STATE_ENV = "RLVR_RUN_STATE"  # that run's state directory (.snakemake/), absolute
+STATE_ENV = "RLVR_RUN_STATE"  # that run's state directory (<results>/.rlvr/), absolute
+STATE_DIR = ".rlvr"  # a results directory's run state, under it
 RUN_LOCK = "rlvr.flock"  # held exclusively by the executing run for its whole life
 WRITE_LOCK = "rlvr.write.flock"  # shared while a job renames, exclusive while the token changes
 RUN_FILE = "rlvr.run"  # the executing run's token
@@ -39,6 +44,21 @@ REFUSED_LOG = "rlvr.refused.log"  # one line per job that found its run ended an
 
 class LockError(RuntimeError):
     """Another run holds the directory, or a lock file is not safely ours; or this job's run ended."""
+
+
+def state_of(results):
+    """The run state directory of a results directory."""
+    return Path(results) / STATE_DIR
+
+
+def state_for(path):
+    """The run state directory that governs a file (or directory) written at path: the nearest
+    `.rlvr/` in it or the directories above it (None if there is none: no run ever held them)."""
+    path = Path(os.path.abspath(path))
+    for parent in (path, *path.parents):
+        if (parent / STATE_DIR).is_dir():
+            return parent / STATE_DIR
+    return None
 
 
 def open_private(path, flags=os.O_RDWR | os.O_CREAT):
@@ -61,11 +81,12 @@ def open_private(path, flags=os.O_RDWR | os.O_CREAT):
     return fd
 
 
-def clear_stale_locks(state_dir):
-    """Remove Snakemake's directory locks if no run is executing here (none holds the run lock):
-    a run killed with SIGKILL leaves them behind and every later run would refuse to start."""
+def clear_stale_locks(snakemake_dir, state_dir):
+    """Remove Snakemake's directory locks (under snakemake_dir, `.snakemake/`) if no run is
+    executing (none holds the run lock of state_dir): a run killed with SIGKILL leaves them
+    behind and every later run would refuse to start."""
     state_dir = Path(state_dir)
-    state_dir.mkdir(exist_ok=True)
+    state_dir.mkdir(parents=True, exist_ok=True)
     fd = open_private(state_dir / RUN_LOCK)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -73,12 +94,12 @@ def clear_stale_locks(state_dir):
         return  # a run is executing here: its locks are not stale
     finally:
         os.close(fd)  # also releases the lock if we took it
-    for stale in (state_dir / "locks").glob("*.lock"):
+    for stale in (Path(snakemake_dir) / "locks").glob("*.lock"):
         stale.unlink()
 
 
 def held(state_dir):
-    """Whether a run is executing in the directory whose state is state_dir."""
+    """Whether a run holds the results directory whose state is state_dir."""
     path = Path(state_dir) / RUN_LOCK
     if not path.exists():
         return False
@@ -92,14 +113,15 @@ def held(state_dir):
         os.close(fd)
 
 
-def take(state_dir, planned_jobs=None):
+def take(state_dir, planned_jobs=None, what="snakemake"):
     """Start a run: hold the run lock for the rest of this process (LockError naming the holder
     if another run has it), write a fresh token and put it in this process's environment, which
-    its jobs inherit. planned_jobs ({file name under results/: io.job_id}): the job the run
-    plans for each per-job file, which its aggregate jobs check (planned_jobs()). Returns the
-    lock's file descriptor; keep it open."""
+    its jobs inherit. planned_jobs ({file name under results/: identity}, rlvr/binding.py): what
+    the run plans for each file, which its jobs check their inputs against (planned_jobs()).
+    what: the kind of run, for a refused run's message. Returns the lock's file descriptor;
+    keep it open."""
     state_dir = Path(state_dir).absolute()
-    state_dir.mkdir(exist_ok=True)
+    state_dir.mkdir(parents=True, exist_ok=True)
     fd = open_private(state_dir / RUN_LOCK)
     for attempt in range(5):  # a job's check (held) may hold it for a moment
         try:
@@ -110,10 +132,11 @@ def take(state_dir, planned_jobs=None):
     else:
         holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
         os.close(fd)
-        raise LockError(f"another snakemake is running in this directory ({holder}); wait for it "
-                        "to end: one run per directory (snakemake --unlock does not change that)") from None
+        raise LockError(f"another run holds {state_dir.parent} ({holder}); wait for it to end: one "
+                        "run per results directory (snakemake --unlock does not change that)") from None
     os.ftruncate(fd, 0)
-    os.pwrite(fd, f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
+    os.pwrite(fd, f"{what}, pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')} in "
+                  f"{os.getcwd()}\n".encode(), 0)
     token = secrets.token_hex(16)
     with _write_lock(state_dir, fcntl.LOCK_EX):  # waits for any orphan's rename in progress
         tmp = state_dir / f".{RUN_FILE}.{os.getpid()}.tmp"
@@ -157,15 +180,29 @@ def planned_jobs():
     return _run_state(os.environ[STATE_ENV]).get("jobs")
 
 
-def check_current():
-    """Refuse (LockError) if this process is a job of a run that has ended, or if a run is
-    executing here that did not start it (a job of a `--no-hooks` run, or `python -m rlvr` by
-    hand, beside a live run). Without a run token and with no run executing, it passes."""
+def holder(state_dir):
+    """Who holds the run lock of state_dir, as its lock file says."""
+    try:
+        fd = open_private(Path(state_dir) / RUN_LOCK, os.O_RDONLY)
+    except LockError:
+        return "another process"
+    try:
+        return os.pread(fd, 300, 0).decode(errors="replace").strip() or "another process"
+    finally:
+        os.close(fd)
+
+
+def check_current(governing=None):
+    """Refuse (LockError) if this process is a job of a run that has ended, or if it belongs to
+    no run while a run holds governing (the state directory of the results it writes:
+    state_for) — a job of a `--no-hooks` run, or `python -m rlvr` by hand from any directory,
+    beside a live run. Without a run token and with no run holding governing, it passes."""
     token, state_dir = os.environ.get(TOKEN_ENV), os.environ.get(STATE_ENV)
     if not token:
-        if held(Path(".snakemake")):
-            raise LockError("a snakemake run is executing in this directory and did not start this "
-                            "job (--no-hooks?); it writes nothing, so as not to overwrite that run's results")
+        if governing is not None and held(governing):
+            raise LockError(f"a run holds {Path(governing).parent} ({holder(governing)}) and did not "
+                            "start this command; it writes nothing there, so as not to overwrite that "
+                            "run's results")
         return
     current = _run_state(state_dir).get("token")
     if current != token or not held(state_dir):
@@ -181,12 +218,13 @@ def check_current():
 
 
 @contextmanager
-def guard():
-    """Around the rename that puts a result in place: proceed only if this job's run still owns
-    the directory (check_current), and keep a starting run from changing the token meanwhile."""
+def guard(path=None):
+    """Around the rename that puts a result at path in place: proceed only if this job's run
+    still owns the directory, or, for a process no run started, if no run holds path's results
+    (check_current); and keep a starting run from changing the token meanwhile."""
     state_dir = os.environ.get(STATE_ENV)
     if not os.environ.get(TOKEN_ENV) or not state_dir:
-        check_current()
+        check_current(state_for(path) if path is not None else None)
         yield
         return
     with _write_lock(state_dir, fcntl.LOCK_SH):

@@ -151,20 +151,17 @@ def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_p
     snakemake(tmp_path, "-c2")
     for name in CONTRACT:
         assert same_table(pq.read_table(tmp_path / "results" / name), pq.read_table(in_process / name)), name
-    # a whole file of another row copied over this one (issue 23): refused by name, the aggregate
-    # that would have used it is not kept, and deleting the copy recomputes the row
+    # a whole file of another row copied over this one (issues 23, 33): it does not carry the
+    # identity this run plans for that path, so the next run sets it aside and trains the row again
     other = f"{job['none']}.run.parquet"
     shutil.copy(tmp_path / "results" / other, run_file)
-    proc = snakemake(tmp_path, "-c2", check=False)
-    assert proc.returncode != 0
-    assert (
-        f"{run_file.relative_to(tmp_path)}: holds {other}, not the file this path names"
-        in proc.stdout + proc.stderr
-    )
-    assert not (tmp_path / "results/runs.parquet").exists()
-    run_file.unlink()  # recomputing it was shown above: a dry run plans exactly that row again
-    dry = snakemake(tmp_path, "-n", check=False)
-    assert "rule train:" in dry.stdout and dry.stdout.count("rule train:") == 1, dry.stdout[-2000:]
+    dry = snakemake(tmp_path, "-n")
+    copied = run_file.relative_to(tmp_path).as_posix()
+    assert f"e.g. {copied}: a run would set them aside" in dry.stderr, dry.stderr[-2000:]
+    assert f"e.g. {copied}: set aside in" in snakemake(tmp_path, "-c2").stderr
+    runs = "results/runs.parquet"
+    assert same_table(pq.read_table(tmp_path / runs), pq.read_table(in_process / "runs.parquet"))
+    assert list((tmp_path / "results/.rlvr/foreign").rglob(run_file.name))  # kept, not read
 
 
 def test_a_table_or_figure_edited_by_hand_is_named_and_forcerun_restores_it(tiny_run, tmp_path):

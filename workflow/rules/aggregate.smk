@@ -3,7 +3,7 @@
 
 rule aggregate_gradient_stats:
     input:
-        gradstat_files(),
+        inputs_of("gradient_stats"),
     output:
         f"{RESULTS}/gradient_stats.parquet",
     log:
@@ -14,8 +14,8 @@ rule aggregate_gradient_stats:
     conda:
         ENV
     params:
-        order=gradstat_order(),
-        code=code("aggregate"),
+        order=PLAN["gradient_stats"].spec,
+        code=PLAN["gradient_stats"].code,
     shell:
         "printf '%s\\n' {input:q} | python -m rlvr aggregate --order {params.order:q}"
         " --code {params.code} --out {output} --in - 2> {log}"
@@ -23,9 +23,9 @@ rule aggregate_gradient_stats:
 
 rule aggregate_training:
     input:
-        runs=run_files(".run.parquet"),
-        curves=run_files(".curve.parquet"),
-        klgrad=run_files(".klgrad.parquet"),
+        runs=inputs_of("runs"),
+        curves=inputs_of("curves"),
+        klgrad=inputs_of("kl_gradients"),
     output:
         runs=f"{RESULTS}/runs.parquet",
         curves=f"{RESULTS}/curves.parquet",
@@ -47,7 +47,7 @@ rule aggregate_training:
 # the trained policies' pass@k, with the step-0 policy's as method "reference" in every experiment
 rule aggregate_passk:
     input:
-        passk=run_files(".passk.parquet"),
+        passk=inputs_of("passk_trained")[:-1],  # the last: the reference's
         reference=f"{RESULTS}/reference_passk.parquet",
     output:
         passk=f"{RESULTS}/passk_trained.parquet",

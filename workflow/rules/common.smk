@@ -3,6 +3,7 @@ import json
 import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -10,8 +11,8 @@ from snakemake.exceptions import WorkflowError
 BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not installed
 
+from rlvr import binding, io, runlock, specs
 from rlvr import config as C
-from rlvr import io, specs
 from rlvr.codeversion import (
     code_version,
     display_version,
@@ -101,11 +102,13 @@ def job_environment():
 
 shell.prefix(job_environment())
 
-# Snakemake's own state directory: rlvr's run lock and saved code versions live there too
-STATE = Path(".snakemake")
-# the code versions of the last parse of this very source (rlvr/codeversion.py), saved at the
-# end of the parse: computing them parses every rlvr module
-CODE_VERSIONS = STATE / "rlvr.code-versions.json"
+# the results directory's run state (rlvr/runlock.py): its run lock, token and planned identities
+RUN_STATE = runlock.state_of(RESULTS)
+# Snakemake's own state directory: its locks, and the code versions of the last parse of this
+# very source (rlvr/codeversion.py), saved at the end of the parse: computing them parses every
+# rlvr module
+SNAKEMAKE_STATE = Path(".snakemake")
+CODE_VERSIONS = SNAKEMAKE_STATE / "rlvr.code-versions.json"
 use_saved(CODE_VERSIONS)
 
 
@@ -127,10 +130,21 @@ SHOWN_METHODS = tuple(
 LOOK = display_version(SHOWN_METHODS)
 
 
-def as_json(mapping):
-    """A config section as a job's spec: one line of JSON, keys sorted, so that only a change
-    of a value (not of the order in which a config file lists keys) reruns the job."""
-    return json.dumps(mapping, sort_keys=True, separators=(",", ":"))
+# every Parquet file this run writes: how it is made (stage, spec, code, inputs), which the rules
+# take their specs and input lists from, and the identity that binds it (rlvr/binding.py)
+PLAN = binding.plan(
+    config,
+    TRAIN_ROWS.values(),
+    GRADSTAT_JOBS.values(),
+    C.gradstat_cases(config),
+    code,
+)
+IDENTITIES = binding.identities(PLAN)
+
+
+def inputs_of(name):
+    """The files under results/ that the plan makes `name` from."""
+    return [f"{RESULTS}/{i}.parquet" for i in PLAN[name].inputs]
 
 
 def row_spec(wildcards):
@@ -157,19 +171,6 @@ def save_code_versions():
 
 def row_code(wildcards):
     return code("train", TRAIN_ROWS[wildcards.row].methods)
-
-
-def run_files(suffix):
-    return [f"{RESULTS}/{path}{suffix}" for path in TRAIN_ROWS]
-
-
-def gradstat_files():
-    return [f"{RESULTS}/{job.path}" for job in GRADSTAT_JOBS.values()]
-
-
-def gradstat_order():
-    """The rows of gradient_stats.parquet in the config's order of cases, whatever the jobs."""
-    return json.dumps([list(case) for case in C.gradstat_cases(config)])
 
 
 # the demos' tables and the report figures this config asks for (a disabled demo has none)
@@ -267,8 +268,9 @@ def checksums(job):
     return f"{RESULTS}/checksums/{job}.sha256"
 
 
-# the rendering jobs this config runs
+# the rendering jobs this config runs, and their checksum files
 RENDERED = ["tables"] + [f"figures_{demo.name}" for demo in FIGURE_DEMOS]
+MANIFESTS = [checksums(job) for job in RENDERED]
 
 
 def report_edited():
@@ -311,53 +313,88 @@ def final_outputs():
     ]
 
 
-def guard_the_directory():
-    """At parse time, in the process that executes jobs: clear Snakemake's locks left by a
-    killed run (rlvr/runlock.py knows them for stale: no run holds the OS lock)."""
-    from rlvr import runlock
+def dry_run():
+    """Whether this is a dry run (known at parse time from Snakemake's output settings)."""
+    return bool(getattr(workflow.output_settings, "dryrun", False))
 
+
+def guard_the_directory():
+    """At parse time, in the process that executes jobs: refuse to run beside a live run of the
+    same results directory, whatever the flags (with --nolock or --no-hooks neither Snakemake's
+    lock nor the onstart hook would stop it, and Snakemake deletes a job's outputs before the
+    job starts); a dry run may look. Clear Snakemake's locks left by a killed run
+    (rlvr/runlock.py knows them for stale: no run holds the OS lock)."""
     if not workflow.is_main_process:
         return
     try:
-        runlock.clear_stale_locks(STATE)
+        if not dry_run() and runlock.held(RUN_STATE):
+            sys.exit(
+                f"rlvr: a run holds {RESULTS}/ ({runlock.holder(RUN_STATE)}); wait for it to "
+                "end: one run per results directory (--nolock, --no-hooks and --unlock do not "
+                "change that; a dry run, -n, may look)"
+            )
+        runlock.clear_stale_locks(SNAKEMAKE_STATE, RUN_STATE)
     except runlock.LockError as err:
         sys.exit(f"rlvr: {err}")
 
 
+def set_foreign_files_aside():
+    """At parse time, in the main process: every result replaced behind Snakemake's back since
+    the last run (copied in from another project, written by another command) that does not
+    carry the identity this run plans for it, and the checksum file of every table or figure
+    rendered from such a file (rlvr/binding.py), is moved to results/.rlvr/foreign/ (kept, never
+    read), so that this run makes it again and no wrong number reaches a table. A dry run only
+    says so."""
+    if not workflow.is_main_process:
+        return
+    found = binding.foreign(RESULTS, IDENTITIES, MANIFESTS)
+    if not found:
+        return
+    aside = RUN_STATE / "foreign" / time.strftime("%Y%m%d-%H%M%S")
+    if not dry_run():
+        for path in found:
+            (aside / path).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, aside / path)
+    count = f"{len(found)} file{'s' * (len(found) > 1)}"
+    print(
+        f"rlvr: {count} under {RESULTS}/ not made from this config's inputs, spec and code "
+        f"(copied in from another project, or written by another command?), e.g. {found[0]}: "
+        + (
+            "a run would set them aside and make them again"
+            if dry_run()
+            else f"set aside in {aside}/ (kept, not read) and made again"
+        ),
+        file=sys.stderr,
+    )
+
+
+def note_what_was_written():
+    """At the end of a run (onsuccess, onerror): note each result as it is now, so the next
+    parse reads only the files changed since (rlvr/binding.py). Not by a run refused at its
+    start: it holds no lock, and another run owns the results."""
+    if "_held" in globals():
+        binding.note(RESULTS, IDENTITIES, MANIFESTS)
+
+
 guard_the_directory()
+set_foreign_files_aside()
 report_edited()
 
 
 def take_run_lock():
-    """At the start of execution (onstart; not in a dry run): hold the run lock for the rest of
-    this process and give the jobs this run's token (rlvr/runlock.py), or refuse to run if
-    another run holds it, naming it, whatever `snakemake --unlock` did."""
-    from rlvr import runlock
-
+    """At the start of execution (onstart; not in a dry run): hold the run lock of the results
+    directory for the rest of this process and give the jobs this run's token and planned
+    identities (rlvr/runlock.py), or refuse to run if another run holds it (a snakemake of
+    another directory, `python -m rlvr all --results`), naming it, whatever `--unlock` did.
+    """
     global _held
     try:
         # open for as long as this process lives
-        _held = runlock.take(STATE, planned_jobs())
+        _held = runlock.take(RUN_STATE, IDENTITIES)
     except runlock.LockError as err:
         raise WorkflowError(str(err)) from None
     # a killed run's temporaries, of whichever files this run writes
     io.remove_stale_temporaries(RESULTS)
-
-
-def planned_jobs():
-    """{file name under results/: job id} of every per-job file this run plans: its aggregate
-    jobs refuse a file that another job wrote (an earlier run's, or one copied in)."""
-    from rlvr.io import job_id
-
-    jobs = {}
-    for row in TRAIN_ROWS.values():
-        job = job_id("train", specs.to_json(row), code("train", row.methods))
-        for kind in specs.JOB_FILES:
-            jobs[f"{row.path}.{kind}"] = job
-    for method, stats in GRADSTAT_JOBS.items():
-        job = job_id("gradstats", specs.to_json(stats), code("gradstats", [method]))
-        jobs[stats.path.removesuffix(".parquet")] = job
-    return jobs
 
 
 def say_what_runs():

@@ -34,14 +34,7 @@ rule exact_curve:
     conda:
         ENV
     params:
-        spec=as_json(
-            {
-                "methods": config["gradient_stats"]["exact_curve"]["methods"],
-                "G": config["gradient_stats"]["G"],
-                "M": config["task"]["M"],
-                "n_points": config["gradient_stats"]["exact_curve"]["n_points"],
-            }
-        ),
-        code=code("exact", config["gradient_stats"]["exact_curve"]["methods"]),
+        spec=PLAN["exact_bias"].spec,
+        code=PLAN["exact_bias"].code,
     shell:
         "python -m rlvr exact --spec {params.spec:q} --code {params.code} --out {output.exact} 2> {log}"

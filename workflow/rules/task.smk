@@ -9,8 +9,8 @@ rule task:
     conda:
         ENV
     params:
-        spec=as_json(config["task"]),
-        code=code("task"),
+        spec=PLAN["task"].spec,
+        code=PLAN["task"].code,
     shell:
         "python -m rlvr task --spec {params.spec:q} --code {params.code} --out {output.task} 2> {log}"
 
@@ -26,8 +26,8 @@ rule reference_passk:
     conda:
         ENV
     params:
-        spec=as_json(config["reference"]),
-        code=code("reference"),
+        spec=PLAN["reference_passk"].spec,
+        code=PLAN["reference_passk"].code,
     shell:
         "python -m rlvr reference --spec {params.spec:q} --code {params.code}"
         " --task {input.task} --out {output.passk} 2> {log}"

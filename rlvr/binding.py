@@ -1,0 +1,201 @@
+"""What binds a result file to everything that made it: its identity.
+
+A file's identity is a hash of the stage that wrote it, its spec (the JSON the job was given),
+the version of the rlvr code it ran (rlvr/codeversion.py) and the identities of the files it
+read, in order: a chain, as Bazel's action keys and Nix's derivations are. rlvr is deterministic,
+so one identity means one content: files with the same identity hold the same numbers whichever
+machine, directory or run made them (one config's results merged from two machines are
+accepted), and a file made from another task, config, code or input carries another identity.
+
+- Every Parquet file rlvr writes carries its identity and its own name (schema metadata
+  `rlvr_job`, `rlvr_file`: io.bound). A job computes its identity from its spec, its code and
+  what its inputs carry, so a job run by hand writes what the pipeline would.
+- A run plans every file's identity from the config before any job starts (`plan`,
+  `identities`); a job refuses an input that carries another identity than planned, naming it
+  (io.read_arrow's `planned`).
+- A rendering job (tables, figures) lists the files it read with their identities in its
+  checksum file (`# from NAME IDENTITY` lines, which `sha256sum -c` skips).
+- Snakemake reruns a job whose spec, code or inputs changed, by its own records; what those
+  records cannot see is a file replaced behind its back (copied in from another project, or
+  written by another command). So each run notes what its files are when it ends (`note`:
+  inode, size, time), and the next parse reads the identity of every file that is no longer as
+  noted (`foreign`): one that carries another identity than planned, or a checksum file listing
+  a source of another identity, is set aside and made again (the Snakefile).
+"""
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import io
+from .runlock import STATE_DIR
+from .specs import JOB_FILES, to_json
+
+NAMES = {key: file.removesuffix(".parquet") for key, file in io.RESULT_FILES.items()}
+AGGREGATES = {"runs": "run", "curves": "curve", "klgrad": "klgrad"}  # aggregate_training's: {result: kind}
+
+
+def identity(stage, spec, code, inputs=()):
+    """The identity of a file written by `python -m rlvr <stage>` from spec (JSON, as passed),
+    code (its version) and inputs (the identities its input files carry, in the order read)."""
+    text = "\0".join([stage, spec.strip(), code or "", *inputs])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Step:
+    """How one file is made: the stage, its spec, its code version, the names of its inputs."""
+
+    stage: str
+    spec: str
+    code: str
+    inputs: tuple = ()
+
+
+def as_json(mapping):
+    """A config section as a job's spec: one line of JSON, keys sorted, so that only a change of
+    a value (not of the order in which a config file lists keys) changes it."""
+    return json.dumps(mapping, sort_keys=True, separators=(",", ":"))
+
+
+def exact_spec(cfg):
+    gs = cfg["gradient_stats"]
+    return as_json({"methods": gs["exact_curve"]["methods"], "G": gs["G"], "M": cfg["task"]["M"],
+                    "n_points": gs["exact_curve"]["n_points"]})
+
+
+def gradstat_order(cases):
+    """The rows of gradient_stats.parquet in the config's order of cases, whatever the jobs."""
+    return json.dumps([list(case) for case in cases])
+
+
+def plan(cfg, train_jobs, gradstat_jobs, gradstat_cases, code):
+    """{name: Step} of every Parquet file a run of cfg writes, names as paths under results/
+    without `.parquet`; the rules take their specs and input lists from it (workflow/rules/).
+    code(stage, methods): the code version of a stage with those estimators."""
+    task, reference = NAMES["task"], NAMES["reference"]
+    steps = {task: Step("task", as_json(cfg["task"]), code("task")),
+             reference: Step("reference", as_json(cfg["reference"]), code("reference"), (task,)),
+             NAMES["exact"]: Step("exact", exact_spec(cfg),
+                                  code("exact", cfg["gradient_stats"]["exact_curve"]["methods"]))}
+    for job in gradstat_jobs:
+        steps[job.path.removesuffix(".parquet")] = Step("gradstats", to_json(job),
+                                                        code("gradstats", job.methods), (task,))
+    steps[NAMES["gradstats"]] = Step("aggregate", gradstat_order(gradstat_cases), code("aggregate"),
+                                     tuple(job.path.removesuffix(".parquet") for job in gradstat_jobs))
+    for job in train_jobs:
+        step = Step("train", to_json(job), code("train", job.methods), (task,))
+        steps.update({f"{job.path}.{kind}": step for kind in JOB_FILES})
+    for result, kind in AGGREGATES.items():
+        steps[NAMES[result]] = Step("aggregate", "", code("aggregate"),
+                                    tuple(f"{job.path}.{kind}" for job in train_jobs))
+    steps[NAMES["passk"]] = Step("aggregate", "", code("aggregate"),
+                                 (*(f"{job.path}.passk" for job in train_jobs), reference))
+    return steps
+
+
+def identities(steps):
+    """{name: identity} of every file of a plan, each from its inputs' (a chain)."""
+    ids = {}
+
+    def of(name):
+        if name not in ids:
+            step = steps[name]
+            ids[name] = identity(step.stage, step.spec, step.code, [of(i) for i in step.inputs])
+        return ids[name]
+
+    for name in steps:
+        of(name)
+    return ids
+
+
+_CARRIED = re.compile(rb"rlvr_job..([0-9a-f]{32})", re.S)  # in a footer's key-value metadata
+
+
+def carried(path):
+    """The identity the Parquet file at path carries ("" if none, or not Parquet), read off its
+    footer raw (where the schema metadata lives: the key, a field header and a length byte,
+    then the 32 hex digits): 0.04 ms a file against pyarrow's 0.4 ms."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            if size < 12:
+                return ""
+            f.seek(size - 8)
+            tail = f.read(8)
+            length = int.from_bytes(tail[:4], "little")
+            if tail[4:] != b"PAR1" or length > size - 12:
+                return ""
+            f.seek(size - 8 - length)
+            match = _CARRIED.search(f.read(length))
+    except OSError:
+        return ""
+    return match[1].decode() if match else ""
+
+
+SOURCE = "# from "  # a checksum file's line naming a file its job read, and its identity
+
+
+def sources(paths):
+    """The checksum file's lines for the Parquet files a rendering job read: `# from NAME ID`."""
+    lines = []
+    for path in paths:
+        name, ident = io.binding(path)
+        lines.append(f"{SOURCE}{name or Path(path).name} {ident or '-'}\n")
+    return lines
+
+
+def _listed_sources(manifest):
+    """{name: identity} a checksum file lists as its job's sources."""
+    listed = {}
+    for line in Path(manifest).read_text().splitlines():
+        if line.startswith(SOURCE):
+            name, _, ident = line.removeprefix(SOURCE).rpartition(" ")
+            listed[name] = ident
+    return listed
+
+
+NOTES = "written.json"  # in the run state directory: what each file was when the last run ended
+
+
+def _stat(path):
+    st = os.stat(path)
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def note(results, ids, manifests):
+    """At the end of a run: note the inode, size and time of each planned file and rendering
+    checksum file there is, so the next parse reads only what changed since. Each is this run's
+    own, or one its parse found to be no foreign file: Snakemake's records know what made it."""
+    paths = [Path(results, f"{name}.parquet") for name in ids] + [Path(m) for m in manifests]
+    notes = {path.as_posix(): _stat(path) for path in paths if path.exists()}
+    io.write_bytes(Path(results, STATE_DIR, NOTES), json.dumps(notes).encode())
+
+
+def _sources_match(manifest, ids):
+    return all(ids.get(name, ident) == ident for name, ident in _listed_sources(manifest).items())
+
+
+def foreign(results, ids, manifests):
+    """The planned files under results/ that changed since the last run noted them and carry
+    another identity than planned, and the rendering checksum files that changed since and
+    list a source of another identity: replaced behind Snakemake's back, which its own records
+    cannot see. A file as the last run left it is Snakemake's to judge (it reruns a job whose
+    spec, code or inputs changed); one no run noted is read."""
+    try:
+        notes = json.loads(Path(results, STATE_DIR, NOTES).read_text())
+    except (OSError, ValueError):
+        notes = {}
+    found = []
+    for name, ident in ids.items():
+        path = Path(results, f"{name}.parquet")
+        if path.exists() and notes.get(path.as_posix()) != _stat(path) and carried(path) != ident:
+            found.append(path.as_posix())
+    for manifest in manifests:
+        if (os.path.exists(manifest) and notes.get(Path(manifest).as_posix()) != _stat(manifest)
+                and not _sources_match(manifest, ids)):
+            found.append(Path(manifest).as_posix())
+    return found
