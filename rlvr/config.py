@@ -338,9 +338,115 @@ def validate_config(config):
         check_exact(f"gradient_stats.exact_curve.methods[{i}]", m)
     check_G("gradient_stats.G", gs["G"], [*gs["exact_curve"]["methods"],
                                           *(m for case in gs["cases"] for m in case["methods"])])
+    if not problems:  # what every stage would cost, from the rows the checks above let through
+        problems += cost_problems(cfg, available)
     if problems:
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
     return cfg
+
+
+@functools.cache
+def _defaults():
+    """The schema's default of every section's keys: {section: {key: default}} (a demo's seeds: its
+    CONFIG's), what the cost check measures how far a value grew from."""
+    def default(node):
+        if "properties" in node:
+            return {k: default(v) for k, v in node["properties"].items()}
+        return node.get("default")
+
+    return default(schema())
+
+
+def _training_keys(cfg, name, rows):
+    """The keys that size a training section's cost: ((key, value, default), ...), the row knob
+    epochs by the key of its largest value."""
+    section, default = cfg[name], _defaults()[name]
+    keys = [(f"{name}.steps", section["steps"], default["steps"]),
+            (f"{name}.seeds", len(section["seeds"]), len(default["seeds"]))]
+    for key in ("prompts_per_step", "answers_per_step", "max_rounds"):
+        if key in section:
+            keys.append((f"{name}.{key}", section[key], default[key]))
+    G = section["G"]  # demo 4's is a list of group sizes
+    largest = max if isinstance(G, list) else (lambda x: x)
+    keys.append((f"{name}.G", largest(G), largest(default["G"])))
+    if name in ROW_EXPERIMENTS:
+        keys.append((f"{name}.rows", len(rows), 1))
+        epochs = max(((row["epochs"], where["epochs"]) for row, where in expand_rows(section["rows"], name)),
+                     key=lambda x: x[0])
+        keys.append((epochs[1], epochs[0], 1))
+    return keys
+
+
+def cost_problems(cfg, available):
+    """What no job of this config may need: more memory than the machine has in any stage
+    (rlvr/budget.py estimates each job's peak from the config's sizes), or more time than max_hours
+    on this machine's cores (the whole config's CPU time). Messages name the key that makes it large."""
+    from . import budget as B
+
+    P, M = cfg["task"]["P"], cfg["task"]["M"]
+    ref, gs = cfg["reference"], cfg["gradient_stats"]
+    by_demo = rows_by_demo(cfg)
+    rows = [row for demo_rows in by_demo.values() for row in demo_rows]
+    out = []
+
+    def refuse(key, value, mb, what, remedy):
+        out.append(f"config key {key}: {B.number(value)} would make {what} need about {mb / 1024:,.1f} GiB, "
+                   f"more than this machine's {available / 1024:,.1f} GiB; {remedy}")
+
+    mb = B.gradstats_mb(P, M, gs["G"], gs["n_reps"]) if gradstat_cases(cfg) else 0
+    if mb > available:
+        refuse("gradient_stats.G", gs["G"], mb, f"a gradient-statistics job ({min(B.CHUNK, gs['n_reps']):,} "
+               f"repetitions at a time x G = {gs['G']:,} answers, task.M = {M:,})",
+               "use a smaller G (or task.M)")
+    points = gs["exact_curve"]["n_points"]
+    mb = B.exact_mb(gs["G"], M, points)
+    if mb > available and B.exact_mb(0, 0, points) > available / 2:  # its rows, not its moments
+        refuse("gradient_stats.exact_curve.n_points", points, mb, f"the exact curve job ({points:,} points "
+               f"x {len(gs['exact_curve']['methods'])} methods)", "use fewer points")
+    elif mb > available:
+        refuse("gradient_stats.G", gs["G"], mb, "the exact curve job (the exact moments of G answers: G² "
+               "values)", "use a smaller G")
+    mb = B.reference_mb(P, M, ref["n_samples"], ref["k"])
+    if mb > available:
+        refuse("reference.n_samples", ref["n_samples"], mb, "the reference job (the unbiased pass@k of Chen "
+               "et al. multiplies over up to n_samples terms per prompt)", "use a smaller n_samples")
+    for name, demo_rows in by_demo.items():  # a training job's batch and records (its policy: above)
+        if not demo_rows:
+            continue
+        row = max(demo_rows, key=lambda r: B.train_extra_mb(r, P))
+        mb = memory_mb(P, M, len(row.seeds), sampler_copies(row.sampler_lag, row.sampler_noise)) + \
+            B.train_extra_mb(row, P)
+        if mb > available:
+            batch = B.BATCH_PER_ANSWER * B.batch_answers(row, P) >= B.RECORD_PER_SEED * len(row.seeds) * \
+                B.records(row)
+            section = cfg[name]
+            key, value = (f"{name}.G", row.G) if batch else (f"{name}.steps", section["steps"])
+            if not batch and row.steps != section["steps"]:  # dynamic sampling's plain run: x max_rounds
+                key, value = f"{name}.max_rounds", section["max_rounds"]
+            rounds = B.rounds(row, P)
+            what = (f"a training job's batch ({len(row.seeds):,} seeds x {row.prompts_per_step:,} prompts"
+                    f" x G = {row.G:,} answers{f' x {rounds} rounds' if rounds > 1 else ''})" if batch else
+                    f"a training job's curves ({len(row.seeds):,} seeds x {B.records(row):,} recorded steps: "
+                    f"{row.steps:,} steps / trainer.eval_every {row.eval_every:,})")
+            refuse(key, value, mb, what, "use fewer answers a step or seeds per row" if batch else
+                   "use fewer steps, a larger trainer.eval_every or fewer seeds")
+    for stage, mb in (("the aggregate job of the curves", B.aggregate_mb(rows)),
+                      ("each rendering job (the tables, a demo's figures)", B.render_mb(rows))):
+        if mb > available:  # named by the row with the most curve rows
+            name, row = max(((name, r) for name, rs in by_demo.items() for r in rs),
+                            key=lambda x: B.records(x[1]))
+            key, value = f"{name}.steps", cfg[name]["steps"]
+            if row.steps != value:  # dynamic sampling's plain run: steps x max_rounds
+                key, value = f"{name}.max_rounds", cfg[name]["max_rounds"]
+            n_rows = sum(map(B.row_table_rows, rows))
+            refuse(key, value, mb, f"{stage}, which holds {n_rows:,} rows of curves "
+                   "and pass@k (every row's seeds x steps / trainer.eval_every),",
+                   "use fewer steps or seeds, or a larger trainer.eval_every")
+    if out:
+        return out
+    training = [(name, rs, _training_keys(cfg, name, rs)) for name, rs in by_demo.items()]
+    slow = B.check_time(cfg, B.parts(cfg, _defaults(), training))
+    return [slow] if slow else []
 
 
 def merge(base, over):

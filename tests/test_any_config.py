@@ -1,9 +1,9 @@
 """Issue 16: every config the schema accepts runs end to end: computed, tabled and drawn.
 
-Hypothesis draws small valid configs (any subset of methods, levels, offsets, k (beyond n_samples
-too), G, seeds (long lists, the largest int64), lrs, answer lengths, the objective's knobs, demos
-on or off) and runs each in-process, as
-`python -m rlvr all --results --figures` does.
+Hypothesis draws small valid configs (any task seed, any subset of methods, levels, offsets, k
+(beyond n_samples too), G, seeds (long lists, the largest int64), lrs, answer lengths, the
+objective's knobs, demos on or off) and runs each in-process, as
+`python -m rlvr all --results --figures` does, with the claims the tables job writes.
 The same 8 examples on every run (derandomize), so CI is reproducible; a failure prints the config.
 """
 
@@ -13,6 +13,7 @@ from io import BytesIO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rlvr.claims import every_claim, markdown
 from rlvr.compute import compute_all
 from rlvr.config import LEVELS, ROW_EXPERIMENTS, expand_rows, figures, validate_config
 from rlvr.estimators import ESTIMATORS
@@ -95,7 +96,9 @@ def configs(draw):
                                    min_size=4, max_size=4)))
     return {
         "lang": draw(st.sampled_from(["en", "zh"])),
-        "task": {"P": 8, "M": M, "seed": draw(st.sampled_from([0, 3, 2**63 - 1])), "level_logodds": logodds,
+        "task": {"P": 8, "M": M, "level_logodds": logodds,
+                 # any task seed: on some no seed's pass@k crosses the reference's (issue 33)
+                 "seed": draw(st.one_of(st.sampled_from([0, 1, 3, 9, 2**63 - 1]), st.integers(0, 2**63 - 1))),
                  "answer_length": draw(st.sampled_from([[1, 1], [100, 1000], [7, 9]])),
                  "minority": {"levels": draw(st.lists(st.sampled_from(list(LEVELS)),
                                                       max_size=2, unique=True)),
@@ -141,6 +144,7 @@ def test_every_accepted_config_computes_tables_and_draws(raw, tmp_path_factory):
     frames = {k: v.to_pandas() for k, v in tables.items()}
     assert render_text(frames, cfg["lang"])
     write_tables(frames, tmp_path_factory.mktemp("tables"), cfg["lang"])
+    assert markdown(every_claim(frames))  # results/claims.md, as the tables job writes it
     for name, _ in figures(cfg):
         fig = draw_figure(name, frames)
         fig.savefig(BytesIO(), format="png", dpi=20)  # lays out and renders every artist

@@ -408,3 +408,63 @@ def test_other_shared_settings_name_their_own_files_and_the_defaults_none():
         assert len({r.settings_id for r in rows}) == 1 and rows[0].settings_id  # one id, not ""
         paths |= {rows[0].path}
     assert len(paths) == 4  # each setting its own files
+
+
+# Issue 33: a config too large for this machine, in memory or in time, is refused before any job,
+# by the key that makes it so. Over config/test.yaml, as `python -m rlvr config --config X.yaml` reads it.
+def _over_test(over):
+    from conftest import REPO
+
+    from rlvr.config import DEFAULT_CONFIG, merge, read_yaml
+
+    return merge(merge(read_yaml(DEFAULT_CONFIG), read_yaml(REPO / "config" / "test.yaml")), over)
+
+
+@pytest.mark.parametrize("over, key, words", [
+    ({"gradient_stats": {"G": 100_000_000}}, "gradient_stats.G", "a gradient-statistics job"),
+    ({"gradient_stats": {"G": 100_000_000}}, "gradient_stats.G", "the exact curve job"),
+    ({"gradient_stats": {"exact_curve": {"n_points": 10**9}}}, "gradient_stats.exact_curve.n_points",
+     "the exact curve job"),
+    ({"reference": {"n_samples": 10**15}}, "reference.n_samples", "the reference job"),
+    ({"training": {"G": 10**9}}, "training.G", "a training job's batch"),
+    ({"training": {"steps": 10**12}}, "training.steps", "a training job's curves"),
+    ({"training": {"steps": 10**7}}, "training.steps", "the aggregate job"),
+    ({"training": {"steps": 10**7}}, "training.steps", "each rendering job"),
+    ({"dynamic_sampling": {"max_rounds": 10**12}}, "dynamic_sampling.max_rounds", "a training job's curves"),
+])
+def test_a_job_too_large_for_memory_is_refused_by_its_key(over, key, words):
+    with pytest.raises(ConfigError) as err:
+        validate_config(_over_test(over))
+    line = next(line for line in str(err.value).splitlines() if words in line)
+    assert line.strip().startswith(f"config key {key}: ") and "GiB, more than this machine's" in line
+
+
+@pytest.mark.parametrize("over, key", [
+    ({"training": {"rows": [{"method": "grpo", "lr": 2.0, "epochs": 10**9}]}}, "training.rows[0].epochs"),
+    ({"gradient_stats": {"n_reps": 10**14}}, "gradient_stats.n_reps"),
+    ({"training": {"steps": 10**9, "seeds": [0]}, "trainer": {"eval_every": 10**9}}, "training.steps"),
+    ({"group_size": {"steps": 10**9}, "trainer": {"eval_every": 10**9}}, "group_size.steps"),
+    ({"dynamic_sampling": {"max_rounds": 10**8}, "trainer": {"eval_every": 10**9}},
+     "dynamic_sampling.max_rounds"),
+])
+def test_a_config_that_would_run_for_days_is_refused_by_its_key_unless_max_hours_allows(over, key):
+    with pytest.raises(ConfigError) as err:
+        validate_config(_over_test(over))
+    message = str(err.value)
+    assert f"config key {key}: " in message and "more than max_hours = 24 allows" in message
+    need = int(message.split("set max_hours: ")[1].split(" ")[0].replace(",", ""))
+    validate_config(_over_test({**over, "max_hours": need}))  # asked for on purpose: accepted
+
+
+def test_the_shipped_configs_are_well_within_the_time_limit():
+    from conftest import REPO
+
+    from rlvr import budget
+    from rlvr.config import _defaults, _training_keys, load_config, rows_by_demo
+
+    for path in (None, REPO / "config" / "test.yaml"):
+        cfg = load_config(path)
+        training = [(name, rows, _training_keys(cfg, name, rows)) for name, rows in rows_by_demo(cfg).items()]
+        seconds = sum(part.seconds for part in budget.parts(cfg, _defaults(), training))
+        assert cfg["max_hours"] == 24 and seconds / budget.cores() < 0.05 * 24 * 3600
+        assert budget.check_time(cfg, budget.parts(cfg, _defaults(), training), n_cores=1) is None

@@ -1,0 +1,244 @@
+"""What a config will cost, before anything runs: every stage's peak memory and the CPU time of
+the whole config, estimated from its sizes, so that validate_config refuses a config that this
+machine cannot hold or that would run for longer than `max_hours`, naming the key.
+
+Every constant was measured on the project's 2-core machine (numpy 2, Python 3.11, 2026-12):
+time as CPU seconds (time.process_time) of rlvr's own functions on sizes chosen to make one term
+dominate (train_seeds with G = 2048, S = 200 seeds, M = 2048, eval_every = 1, shared_lr,
+sampler_lag, max_rounds; gradient_stats with G = 512 and M = 2048; exact_moments at G = 64
+and 1024; reference_columns at n_samples = 1e5, 1e6), memory as tracemalloc's peak of the
+same calls, and the rendering jobs' peak RSS (/usr/bin/time -v) on the default config's results.
+Each is rounded up, about 1.5-2x the measurement: an estimate that errs, errs on the costly side.
+"""
+
+import math
+import os
+from typing import NamedTuple
+
+MIB = 2**20
+BASE_MB = 100  # a job's interpreter and libraries (numpy, pyarrow; ~80 MiB measured)
+RENDER_BASE_MB = 250  # a tables or figures job: pandas and matplotlib too (~200 MiB measured)
+CHUNK = 1 << 16  # gradient_stats draws its repetitions in chunks of this many (rlvr/metrics.py)
+CROSSOVER_K = 256  # crossover_ks compares pass@k up to this k for every trained policy
+
+# memory, bytes
+GRAD_PER_ANSWER = 48  # gradient_stats, per (repetition of a chunk, answer): 34 measured
+GRAD_PER_LOGIT = 32  # ... per (repetition of a chunk, answer of the task): 24 measured
+EXACT_PER_G2 = 48  # exact_moments, per G²: its [G+1, G] rewards and advantages (24-34 measured)
+EXACT_PER_GM = 64  # ... per (G + 1) x M: the conditional means
+REF_PER_SAMPLE = 32  # reference_columns, per n_samples: the product over the correct answers (13 measured)
+BATCH_PER_ANSWER = 96  # a training step, per answer of its batch (seeds x prompts x G, every round): 51
+RECORD_PER_SEED = 4096  # a training job, per (seed, recorded step): the Records (1.7 KiB) and their
+#                         curve rows as columns (5 rows x ~33 values) and as Arrow (5 x 300 B)
+TABLE_ROW = 640  # an aggregate job, per row of the largest aggregated table: its inputs and the
+#                  concatenation (300 B a curves row in Arrow)
+FRAME_ROW = 1024  # a rendering job, per row of the frames it reads: 620 B measured (tables job,
+#                   default config: 521 MiB peak for 680,000 rows of curves, pass@k, KL gradients)
+
+# CPU time, seconds
+JOB = 1.5  # a pipeline job's own costs: a Python start, imports, the files' hashes; Snakemake's
+STEP = 150e-6  # a training step's fixed numpy calls (122 µs measured)
+EPOCH = 50e-6  # ... each further epoch of the step (50 µs)
+SEED_ROUND = 40e-6  # ... per seed and round of drawing (26 µs: its own generator, prompts, rows)
+ANSWER = 40e-9  # ... per answer drawn (28 ns at M = 16) ...
+ANSWER_LOGIT = 1.5e-9  # ... and per (answer, answer of the task): inverse_cdf compares each (1.1 ns)
+LOGIT_LOOP = 2.5e-6  # ... per answer of the task and round: inverse_cdf's loop over them (1.5 µs)
+ANSWER_EPOCH = 20e-9  # ... per answer and epoch of the update
+ROW_LOGIT = 50e-9  # ... per (batch row, answer of the task) and epoch: softmax, ratios, update (37 ns)
+SHARED_LOGIT = 30e-9  # ... per seed x prompt x answer, with shared weights: every prompt moves (24 ns)
+LAG_LOGIT = 8e-9  # ... per seed x prompt x answer, off-policy: the sampler's copy, its noise (3.4 ns)
+RECORD = 150e-6  # a recorded step (eval_every): its fixed costs (115 µs) ...
+RECORD_PROMPT = 80e-9  # ... per seed x prompt: the curves' level means (60 ns)
+STALE_LOGIT = 30e-9  # ... per (seed, prompt moved since the last record) x answer: its stats again
+SEED_END = 1e-3  # a trained seed's summary ...
+SEED_END_PROMPT = 30e-9  # ... per prompt x (256 ks of the crossover + answers + ks x groups)
+GRAD_REP = 150e-9  # gradient_stats, per repetition (50 ns) ...
+GRAD_ANSWER = 100e-9  # ... per (repetition, answer): 35-70 ns by method
+GRAD_LOGIT = 80e-9  # ... per (repetition, answer of the task): 10-55 ns by method
+EXACT = 1e-3  # exact_moments, per call (0.1-0.6 ms at G = 64) ...
+EXACT_G2 = 50e-9  # ... per G² (19-29 ns at G = 1024)
+EXACT_GM = 30e-9  # ... per G x M
+REF_SAMPLE = 6e-9  # reference_columns, per (n_samples, prompt, k): 1.4 ns measured where a prompt's
+#                    correct answers are a third of n_samples; bounded here by n_samples, its level's
+#                    and the "all" group both (a minority group a third)
+ROW_SECONDS = 5e-6  # aggregating and rendering, per row of the trained frames (4 µs: tables job)
+
+
+class Part(NamedTuple):
+    """One stage's share of a config's cost: its CPU seconds, the keys that set its size (with
+    their values), and the stage."""
+
+    what: str
+    seconds: float
+    keys: tuple  # ((key, value), ...), the one that grew most first
+
+
+def cores():
+    """The cores this process may run on (the jobs run in parallel on them)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def task_mb(P, M):
+    """The task job, and the task each other job reads (as rlvr.config.memory_mb(P, M))."""
+    return BASE_MB + 128 * P * M / MIB
+
+
+def gradstats_mb(P, M, G, n_reps):
+    """A gradient-statistics job: a chunk of repetitions [chunk, G] and [chunk, M], and the exact moments."""
+    chunk = min(CHUNK, n_reps)
+    return task_mb(P, M) + (chunk * (GRAD_PER_ANSWER * G + GRAD_PER_LOGIT * M)
+                            + EXACT_PER_G2 * (G + 1) ** 2 + EXACT_PER_GM * (G + 1) * M) / MIB
+
+
+def exact_mb(G, M, points):
+    """The exact-curve job: one exact_moments at a time, and its rows."""
+    return BASE_MB + (EXACT_PER_G2 * (G + 1) ** 2 + EXACT_PER_GM * (G + 1) * M + 200 * points) / MIB
+
+
+def reference_mb(P, M, n_samples, k):
+    """The reference job: the task, and the product over a prompt's correct answers (<= n_samples)."""
+    return task_mb(P, M) + (REF_PER_SAMPLE * n_samples + 200 * P * len(k)) / MIB
+
+
+def records(row):
+    """The steps a training row records per seed: step 0, every eval_every-th, the last."""
+    return row.steps // row.eval_every + 2
+
+
+def rounds(row, P):
+    """The rounds a step draws at most: dynamic sampling's each draw prompts not drawn yet that step."""
+    return min(max(row.max_rounds, 1), -(-P // row.prompts_per_step))
+
+
+def batch_answers(row, P):
+    """The answers a training step of this row holds at once, every round of dynamic sampling."""
+    return len(row.seeds) * row.prompts_per_step * row.G * rounds(row, P)
+
+
+def row_table_rows(row, n_levels=4):
+    """Rows a training row adds to the aggregated curves, pass@k and KL-gradient tables."""
+    groups = n_levels + 3  # each level, all, the minority (pass@k)
+    return len(row.seeds) * (records(row) * (n_levels + 1) + len(row.k) * groups + 8)
+
+
+def train_extra_mb(row, P):
+    """A training job's memory beyond the policy's (rlvr.config.memory_mb): its batch, its records."""
+    return (BATCH_PER_ANSWER * batch_answers(row, P) + RECORD_PER_SEED * len(row.seeds) * records(row)) / MIB
+
+
+def aggregate_mb(rows):
+    """The aggregate jobs: the largest aggregated table, its inputs and its concatenation."""
+    return BASE_MB + TABLE_ROW * sum(row_table_rows(row) for row in rows) / MIB
+
+
+def render_mb(rows):
+    """A rendering job (the tables, a demo's figures): every trained frame as pandas."""
+    return RENDER_BASE_MB + FRAME_ROW * sum(row_table_rows(row) for row in rows) / MIB
+
+
+def train_seconds(row, P, M):
+    """CPU seconds of one training row, every seed (rlvr/training.py's train_seeds and row_columns)."""
+    S, n, G, epochs = len(row.seeds), row.prompts_per_step, row.G, row.objective.epochs
+    answers = S * n * G
+    draw = SEED_ROUND * S + LOGIT_LOOP * M + answers * (ANSWER + ANSWER_LOGIT * M)  # a round's
+    step = (STEP + EPOCH * epochs + rounds(row, P) * draw + answers * ANSWER_EPOCH * epochs
+            + ROW_LOGIT * S * n * M * epochs)
+    if row.shared_lr:
+        step += SHARED_LOGIT * S * P * M
+    if row.sampler_lag or row.sampler_noise:
+        step += LAG_LOGIT * S * P * M
+    moved = S * min(P, n * rounds(row, P) * row.eval_every)  # rows a record recomputes, at most every one
+    record = RECORD + RECORD_PROMPT * S * P + STALE_LOGIT * moved * M
+    end = S * (SEED_END + SEED_END_PROMPT * P * (CROSSOVER_K + M + 7 * len(row.k)))
+    return JOB + row.steps * step + records(row) * record + end
+
+
+def gradstats_seconds(M, G, n_reps):
+    """CPU seconds of one gradient-statistics case: its Monte Carlo and its exact moments."""
+    return n_reps * (GRAD_REP + GRAD_ANSWER * G + GRAD_LOGIT * M) + exact_seconds(G, M)
+
+
+def exact_seconds(G, M):
+    """CPU seconds of one exact_moments call."""
+    return EXACT + EXACT_G2 * (G + 1) ** 2 + EXACT_GM * (G + 1) * M
+
+
+def reference_seconds(P, n_samples, k):
+    return JOB + REF_SAMPLE * n_samples * P * len(k)
+
+
+def hours(seconds):
+    """A duration in words: '3.2 hours', '41 days', '2.1e+09 years'."""
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:,.0f} minutes"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:,.1f} hours"
+    days = seconds / 86400
+    return f"{days:,.0f} days" if days < 1000 else f"{days / 365.25:.2g} years"
+
+
+def grown(keys):
+    """keys ((key, value, default), ...) ordered by how far each value is above its default (the one
+    that makes the config large first), as ((key, value), ...)."""
+    ratio = [(v / d if d else v, key, v) for key, v, d in keys]
+    return tuple((key, v) for _, key, v in sorted(ratio, key=lambda x: -x[0]))
+
+
+def parts(cfg, defaults, training):
+    """[Part] of a validated config: its task and reference, gradient statistics, exact curve, each
+    demo's training rows, aggregation and rendering. defaults: the schema's defaults of the config
+    (what a value "grew" from); training: [(demo's section, its [TrainRow], its keys ((key, value,
+    default), ...))], from rlvr.config."""
+    task, ref, gs = cfg["task"], cfg["reference"], cfg["gradient_stats"]
+    P, M = task["P"], task["M"]
+    d_task, d_ref, d_gs = defaults["task"], defaults["reference"], defaults["gradient_stats"]
+    out = [Part("the task and the reference's pass@k", JOB + reference_seconds(P, ref["n_samples"], ref["k"]),
+                grown([("reference.n_samples", ref["n_samples"], d_ref["n_samples"]),
+                       ("task.P", P, d_task["P"]), ("reference.k", len(ref["k"]), len(d_ref["k"]))]))]
+    n_cases = sum(len(c["reward_offsets"]) * len(c["methods"]) * len(c["levels"]) for c in gs["cases"])
+    out.append(Part("the gradient statistics", JOB * len({m for c in gs["cases"] for m in c["methods"]})
+                    + n_cases * gradstats_seconds(M, gs["G"], gs["n_reps"]),
+                    grown([("gradient_stats.n_reps", gs["n_reps"], d_gs["n_reps"]),
+                           ("gradient_stats.G", gs["G"], d_gs["G"]), ("task.M", M, d_task["M"])])))
+    curve = gs["exact_curve"]
+    n_curve = len(curve["methods"]) * curve["n_points"]
+    out.append(Part("the exact curve", JOB + n_curve * exact_seconds(gs["G"], M),
+                    grown([("gradient_stats.exact_curve.n_points", curve["n_points"],
+                            d_gs["exact_curve"]["n_points"]), ("gradient_stats.G", gs["G"], d_gs["G"])])))
+    every = []
+    for name, rows, keys in training:
+        every += rows
+        out.append(Part(f"the {name} rows' training", sum(train_seconds(r, P, M) for r in rows), grown(keys)))
+    trained = sum(row_table_rows(r) for r in every)
+    eval_every = cfg["trainer"]["eval_every"]
+    out.append(Part("aggregating and rendering", 20 * JOB + ROW_SECONDS * trained,
+                    (("trainer.eval_every", eval_every),)))
+    return out
+
+
+def check_time(cfg, parts_, n_cores=None):
+    """A ConfigError message if the config's CPU time, spread over the cores, exceeds max_hours;
+    else None. It names the parts that make most of it, their keys and values."""
+    n_cores = n_cores or cores()
+    total = sum(p.seconds for p in parts_)
+    wall, limit = total / n_cores, cfg["max_hours"] * 3600
+    if wall <= limit:
+        return None
+    big = sorted(parts_, key=lambda p: -p.seconds)
+    big = [p for p in big if p.seconds >= 0.2 * total] or big[:1]
+    key, value = big[0].keys[0]
+    others = "; ".join(f"{p.what}: {hours(p.seconds)} ("
+                       + ", ".join(f"{k} = {number(v)}" for k, v in p.keys[:2]) + ")" for p in big)
+    need = math.ceil(wall / 3600 * 1.1)
+    return (f"config key {key}: {number(value)} would make the config run for about {hours(wall)} on this "
+            f"machine's {n_cores} cores ({hours(total)} of CPU), more than max_hours = "
+            f"{number(cfg['max_hours'])} allows; the most of it: {others}. Make {key} smaller, or set "
+            f"max_hours: {need:,} (a top-level "
+            "key) to run it anyway")
+
+
+def number(x):
+    """A value as a message shows it: whole numbers with separators, large ones in e-notation."""
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:g}"
+    return f"{int(x):,}" if abs(x) < 1e9 else f"{x:.3g}"
