@@ -195,7 +195,7 @@ def cmd_config(a):
 
 
 def cmd_clean(a):
-    """Delete the per-job files (and their logs) that the configs kept name none of: rows or seed
+    """Delete the per-job files (and their logs) that no kept config names: rows or seed
     blocks no longer asked for, a method dropped from the gradient statistics. Without --config
     every config a run recorded (rlvr/config.py record_config) is kept, and the default; with
     --config only those, after a confirmation if files of a recorded config would go. An
