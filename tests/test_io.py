@@ -9,7 +9,7 @@ from conftest import PYTHON, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlvr import io
+from rlvr import io, runlock
 from rlvr.specs import JOB_FILES
 
 
@@ -241,9 +241,16 @@ def test_a_failed_write_names_the_final_file_and_leaves_the_old_one(tmp_path, mo
     out.write_bytes(b"the old file")
     number = getattr(errno, code)
 
+    real = getattr(os, call)
+
     def fail(*args, **kwargs):
+        if call == "open" and not str(args[0]).endswith(".tmp"):  # only the temporary's creation
+            return real(*args, **kwargs)
         raise OSError(number, os.strerror(number))  # as the kernel says it: no file name
 
+    monkeypatch.chdir(tmp_path)  # no run's lock files here (rlvr/runlock.py looks in .snakemake/)
+    for name in (runlock.TOKEN_ENV, runlock.STATE_ENV):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(io.os, call, fail)
     assert main(["task", "--spec", json.dumps(_task_spec()), "--out", str(out)]) == 2
     monkeypatch.undo()
