@@ -26,7 +26,8 @@ wildcard_constraints:
 
 onstart:
     take_run_lock()  # one executing run per results directory (workflow/rules/common.smk)
-    say_what_runs()
+    # results/configs/: which config made results/ (`rlvr clean` keeps its files)
+    say_what_runs(record_the_config())
 
 
 onsuccess:

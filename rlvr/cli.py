@@ -225,33 +225,123 @@ def cmd_config(a):
 
 
 def cmd_clean(a):
-    """Delete the per-job files (and their logs) that none of the configs names: rows or seed
-    blocks no longer asked for, a method dropped from the gradient statistics. Say each one."""
+    """Delete the per-job files (and their logs) that no kept config names: rows or seed
+    blocks no longer asked for, a method dropped from the gradient statistics. Without --config
+    every config a run recorded (rlvr/config.py record_config) is kept, and the default; with
+    --config only those, after a confirmation if files of a recorded config would go. An
+    aggregate that holds rows of a deleted file is deleted too: the next run makes it again
+    rather than trusting it. Say each file, and remove the directories this empties."""
     from pathlib import Path
 
     from . import config as C
-    from . import specs
 
     results, logs = Path(a.results), Path(a.logs)
-    keep = set()
-    for config in a.config or [None]:
-        cfg = C.load_config(config)  # ConfigError names the file: nothing deleted yet
-        keep |= {f"{job.path}.{kind}.parquet" for job in C.train_jobs(C.train_rows(cfg), results)
-                 for kind in specs.JOB_FILES}
-        keep |= {job.path for job in C.gradstat_jobs(cfg)}
+    recorded = C.recorded_configs(results)  # ConfigError names a recorded file it cannot read
+    latest = C.latest_config(results)
+    ran = [(f"{path}{' (the latest run)' if path.name == latest else ''}", cfg) for path, cfg in recorded]
+    ran.append((f"{C.DEFAULT_CONFIG.relative_to(C.REPO)} (the default)", C.load_config(None)))
+    kept = ran if not a.config else [(config, C.load_config(config)) for config in a.config]
     files = [p for part in ("runs", "gradient_stats") for p in sorted((results / part).rglob("*.parquet"))]
+    names = {p.relative_to(results).as_posix() for p in files}
+    keep = set()
+    for name, cfg in kept:
+        named = _named_files(C, cfg, results) & names
+        keep |= named
+        print(f"{name} keeps {len(named)} result files")
     stale = [p for p in files if p.relative_to(results).as_posix() not in keep]
     logs_of = {}  # a training job's log is named by its job, without the kind of file
     for path in stale:
         name = path.relative_to(results).as_posix().removesuffix(".parquet")
         logs_of.setdefault(logs / f"{name.rsplit('.', 1)[0] if name.startswith('runs/') else name}.log", None)
     doomed = stale + [p for p in logs_of if p.exists()]
-    for path in doomed:
+    aggregates = _aggregates_holding(results, stale)
+    if stale and not a.dry_run and (a.config or not recorded):
+        _confirm(a, C, results, recorded, ran, stale)
+    for path in doomed + aggregates:
         if not a.dry_run:
             path.unlink()
-        print(f"{'would delete' if a.dry_run else 'deleted'} {path}")
-    print(f"{len(stale)} result files and {len(doomed) - len(stale)} logs that no config names "
+        why = " (it holds rows of the files above; the next run makes it again)" if path in aggregates else ""
+        print(f"{'would delete' if a.dry_run else 'deleted'} {path}{why}")
+    if not a.dry_run:
+        for root in (results, logs):
+            _remove_emptied(root, [p.parent for p in doomed if p.is_relative_to(root)])
+    print(f"{len(stale)} result files, {len(doomed) - len(stale)} logs and {len(aggregates)} aggregates "
           f"{'would be ' if a.dry_run else ''}deleted; {len(files) - len(stale)} result files kept")
+
+
+def _named_files(C, cfg, results):
+    """The per-job files (under results/) a validated config names."""
+    from . import specs
+
+    named = {f"{job.path}.{kind}.parquet" for job in C.train_jobs(C.train_rows(cfg), results)
+             for kind in specs.JOB_FILES}
+    return named | {job.path for job in C.gradstat_jobs(cfg)}
+
+
+def _confirm(a, C, results, recorded, ran, stale):
+    """Before deleting a file that a run may have used: say how many such files, by config, and
+    go on only with --yes or a "y" typed at a terminal. Without a recorded config (results older
+    than the records), any file may be a run's."""
+    stale = {p.relative_to(results).as_posix() for p in stale}
+    if recorded:
+        named = {name: _named_files(C, cfg, results) & stale for name, cfg in ran}
+        used = len(set().union(*named.values()))
+        lines = [f"  {name}: {len(files)}" for name, files in named.items() if files]
+        if not used:
+            return
+        print(f"{used} of the {len(stale)} result files to delete are named by configs that runs used:")
+        print("\n".join(lines))
+    else:
+        print(f"no run has recorded its config under {results / C.CONFIGS_DIR}/ (results made before rlvr "
+              f"recorded them): any of the {len(stale)} result files to delete may be one that a run used")
+    if a.yes:
+        return
+    if not sys.stdin.isatty():
+        raise ValueError("nothing deleted: files that runs used would go, and there is no terminal to "
+                         "confirm at; add --yes to delete them (--dry-run lists them)")
+    if input("delete them? [y/N] ").strip().lower() not in ("y", "yes"):
+        raise ValueError("nothing deleted (not confirmed)")
+
+
+def _aggregates_holding(results, stale):
+    """The aggregated files under results/ that hold a row of a stale per-job file: the runs and
+    what is aggregated beside them from the same training jobs, or the gradient statistics.
+    Snakemake checks a per-job file only when a job that reads it runs, so an aggregate left
+    standing would never be made again by a run of the config that made it."""
+    import pyarrow.parquet as pq
+
+    def rows(path):
+        return {repr(row) for row in zip(*pq.read_table(path).to_pydict().values())}
+
+    def holds(aggregate, parts):
+        if not parts or not aggregate.is_file():
+            return False
+        try:
+            held = rows(aggregate)
+            return any(not rows(part).isdisjoint(held) for part in parts)
+        except Exception:  # an unreadable file: made again rather than trusted
+            return True
+
+    runs = [p for p in stale if p.name.endswith(".run.parquet")]
+    gradstats = [p for p in stale if p.relative_to(results).parts[0] == "gradient_stats"]
+    doomed = []
+    if holds(results / io.RESULT_FILES["runs"], runs):
+        doomed += [results / io.RESULT_FILES[name] for name in io.JOB_PARTS]
+    if holds(results / io.RESULT_FILES["gradstats"], gradstats):
+        doomed.append(results / io.RESULT_FILES["gradstats"])
+    return [p for p in doomed if p.is_file()]
+
+
+def _remove_emptied(root, folders):
+    """Remove each of these folders under root that is now empty, and its parents up to root."""
+    for folder in sorted(set(folders), key=lambda f: len(f.parts), reverse=True):
+        while folder != root and folder.is_relative_to(root):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or gone): its parents are not empty either
+                break
+            print(f"removed the empty directory {folder}")
+            folder = folder.parent
 
 
 def cmd_all(a):
@@ -269,7 +359,7 @@ def cmd_all(a):
     log(f"computed in {time.perf_counter() - t0:.1f} s")
     if a.results:
         write_results(tables, a.results, cfg)
-        log(f"wrote Parquet files to {a.results}/")
+        log(f"wrote Parquet files to {a.results}/; their config: {C.record_config(cfg, a.results)}")
     frames = {k: v.to_pandas() for k, v in tables.items()}
     print(render_text(frames, cfg["lang"]))
     if a.figures:
@@ -289,12 +379,16 @@ def build_parser():
     s.add_argument("--figures", help="also write the report figures (PNG) to this directory")
     s.set_defaults(fn=cmd_all)
 
-    s = sub.add_parser("clean", help="delete the per-job results and logs that no config names")
+    s = sub.add_parser("clean", help="delete the per-job results and logs that no config a run used names")
     s.add_argument("--config", action="append",
-                   help="YAML merged over config/config.yaml (repeatable: keep what any of them names)")
+                   help="YAML merged over config/config.yaml (repeatable): keep what these name, and not "
+                   "what the configs recorded under RESULTS/configs/ name (default: keep all of those)")
     s.add_argument("--results", default="results", help="the results directory (default: results)")
     s.add_argument("--logs", default="logs", help="the jobs' log directory (default: logs)")
     s.add_argument("--dry-run", action="store_true", help="only say what would be deleted")
+    s.add_argument("--yes", action="store_true",
+                   help="delete files that a run's config names without asking (needed with --config, or "
+                   "when no config is recorded, unless at a terminal)")
     s.set_defaults(fn=cmd_clean)
 
     s = sub.add_parser("config", help="check a config file and say what it asks for (nothing is computed)")

@@ -493,6 +493,53 @@ def load_config(path=None, base=DEFAULT_CONFIG):
     return validate_config(cfg)
 
 
+# where each run records the config it ran (record_config), under the results directory: clean
+# keeps every file a recorded config names
+CONFIGS_DIR = "configs"
+LATEST = "latest"  # in CONFIGS_DIR: the name of the last run's config file
+
+
+def record_config(cfg, results):
+    """Record a validated config as the one a run on results/ used: results/configs/<12 hex
+    digits of its hash>.yaml (one file per distinct config, written atomically) and
+    results/configs/latest naming it. Returns the config file's path."""
+    import yaml
+
+    text = yaml.safe_dump(cfg, sort_keys=True, allow_unicode=True)  # key order: no change of config
+    body = ("# the effective config of a run on this results directory (defaults filled; rlvr/config.py\n"
+            f"# record_config): `python -m rlvr clean` keeps every file it names\n{text}")
+    folder = Path(results, CONFIGS_DIR)
+    path = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:12]}.yaml"
+    if not (path.is_file() and not path.is_symlink() and path.read_text(encoding="utf-8") == body):
+        io.write_bytes(path, body.encode())
+    io.write_bytes(folder / LATEST, f"{path.name}\n".encode())
+    return path
+
+
+def recorded_configs(results):
+    """[(path, validated config)] of every config recorded under results/, the latest run's first;
+    ConfigError naming a recorded file that this rlvr no longer accepts."""
+    folder = Path(results, CONFIGS_DIR)
+    latest = latest_config(results)
+    paths = sorted(folder.glob("*.yaml"), key=lambda path: (path.name != latest, path.name))
+    configs = []
+    for path in paths:
+        try:
+            configs.append((path, validate_config(read_yaml(path))))
+        except ConfigError as err:
+            raise ConfigError(f"{path}: a run's recorded config that this rlvr does not accept ({err}); "
+                              "to keep its files, fix it; to let them go, delete it") from None
+    return configs
+
+
+def latest_config(results):
+    """The file name of the last recorded run's config under results/configs/, or None."""
+    try:
+        return Path(results, CONFIGS_DIR, LATEST).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
 def edit_rows(cfg):
     """Apply every rows section's `add` (rows appended) and `change` (one row's knobs set, the row
     picked by `where`) to its `rows`, in place, and drop those keys; so that a --configfile, which

@@ -5,9 +5,11 @@ killed job never leaves a partial result that a later run would trust. Reads che
 columns and turn any failure into an error that names the file.
 """
 
+import errno
 import glob
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -148,36 +150,76 @@ def _joined_strings(column):
 
 def write_bytes(path, data):
     """Write bytes under a temporary name, fsync, rename over path, fsync the directory: path
-    holds the old file or the new one, never a partial one, even after a crash or power loss."""
+    holds the old file or the new one, never a partial one, even after a crash or power loss.
+    Any OSError (disk full, permission denied, read-only file system) names path itself, the
+    temporary is removed and the old file is left as it was."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(path.parent, f".{glob.escape(path.name)}.*.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path.parent, f".{glob.escape(path.name)}.*.tmp")
+        fd, tmp = _create_temporary(path)
+        placed = False
+        try:
+            try:
+                view = memoryview(data)
+                while view:  # os.write may write less than asked (at most ~2 GiB a call)
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            with runlock.guard(path):  # an orphan, or a writer beside a live run, writes nothing
+                os.replace(tmp, path)
+            placed = True
+        finally:
+            if not placed:  # once renamed, the name is free again: whatever is there now is not ours
+                tmp.unlink(missing_ok=True)
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as err:
+        # main() (rlvr/cli.py) prints err.filename: the file the user asked for, not only the
+        # temporary or directory that failed
+        where = f" ({err.filename})" if err.filename and str(err.filename) != str(path) else ""
+        raise OSError(err.errno, f"{err.strerror or err}{where}", str(path)) from err
+
+
+def _create_temporary(path):
+    """(fd, name) of a new temporary beside path, `.<name>.<pid>.tmp`, created exclusively and
+    without following a symlink: whatever already has that name (a symlink planted there, a
+    leftover) is left untouched and another name is taken, `.<name>.<pid>.x<8 hex>.tmp`."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        with runlock.guard(path):  # an orphan, or a writer beside a live run, writes nothing
-            os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    for _ in range(100):
+        try:
+            return os.open(tmp, flags, 0o666), tmp  # 0666 less the umask, as open() makes files
+        except FileExistsError:
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.x{os.urandom(4).hex()}.tmp")
+    raise FileExistsError(errno.EEXIST, "no free temporary name beside it (100 tried)", str(tmp))
+
+
+# a temporary's name (_create_temporary): its writer's pid, then maybe a random suffix
+TEMPORARY = re.compile(r"\..+\.(\d+)(?:\.x[0-9a-f]{8})?\.tmp")
 
 
 def remove_stale_temporaries(directory, pattern="**/.*.tmp"):
     """Remove the temporary files (write_bytes') under directory matching pattern whose writer
     has died: a killed job's. A living writer's is left alone: it renames or removes its own.
     Each job cleans beside the files it writes; a run cleans its results directory when it
-    starts (Snakefile's onstart), for a killed job whose file the new run never writes."""
+    starts (Snakefile's onstart), for a killed job whose file the new run never writes. Only
+    regular files: a symlink (or anything else) under a temporary's name was not written here."""
     for stale in Path(directory).glob(pattern):
-        writer = re.fullmatch(r"\..+\.(\d+)\.tmp", stale.name)
-        if writer and not _alive(writer[1]):
+        writer = TEMPORARY.fullmatch(stale.name)
+        if writer and not _alive(writer[1]) and _regular(stale):
             stale.unlink(missing_ok=True)
+
+
+def _regular(path):
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except FileNotFoundError:  # removed meanwhile (by another job cleaning the same directory)
+        return False
 
 
 def _alive(pid):

@@ -9,7 +9,7 @@ from conftest import PYTHON, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlvr import io
+from rlvr import io, runlock
 from rlvr.specs import JOB_FILES
 
 
@@ -201,6 +201,70 @@ def test_disk_full_is_a_plain_message_and_leaves_the_old_file(tmp_path, monkeypa
     assert err.startswith(f"rlvr task: error: {out}: No space left on device; nothing was left half-written")
     assert out.read_bytes() == b"the old file"
     assert [p.name for p in tmp_path.iterdir()] == ["task.parquet"]
+
+
+def test_a_symlink_at_the_temporarys_name_is_left_untouched_and_the_write_succeeds(tmp_path):
+    """Issue 33: the temporary was opened with open(tmp, "wb"): a symlink planted at its name had
+    its target overwritten, and the result became a symlink to it. A symlink under a dead
+    writer's temporary name is not removed as a stale temporary either."""
+    import os
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"not yours")
+    out = tmp_path / "x.parquet"
+    planted = [tmp_path / f".x.parquet.{pid}.tmp" for pid in (os.getpid(), dead.pid)]
+    for link in planted:
+        link.symlink_to(victim)
+    io.write_bytes(out, b"new")
+    assert out.read_bytes() == b"new" and not out.is_symlink()
+    assert victim.read_bytes() == b"not yours"
+    assert all(link.is_symlink() and os.readlink(link) == str(victim) for link in planted)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(["victim", "x.parquet", *(p.name for p in planted)])
+
+
+@pytest.mark.parametrize("call, code", [("write", "ENOSPC"), ("fsync", "EIO"), ("open", "EACCES"),
+                                        ("replace", "EROFS")])
+def test_a_failed_write_names_the_final_file_and_leaves_the_old_one(tmp_path, monkeypatch, capsys, call,
+                                                                    code):
+    """Issue 33: disk full said `No space left on device` without naming the file. Whichever
+    step fails, the error names the file asked for, the old file stays and no temporary is left."""
+    import errno
+    import os
+
+    from rlvr.cli import main
+
+    out = tmp_path / "task.parquet"
+    out.write_bytes(b"the old file")
+    number = getattr(errno, code)
+
+    real = getattr(os, call)
+
+    def fail(*args, **kwargs):
+        if call == "open" and not str(args[0]).endswith(".tmp"):  # only the temporary's creation
+            return real(*args, **kwargs)
+        raise OSError(number, os.strerror(number))  # as the kernel says it: no file name
+
+    monkeypatch.chdir(tmp_path)  # no run's lock files here (rlvr/runlock.py looks in .snakemake/)
+    for name in (runlock.TOKEN_ENV, runlock.STATE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(io.os, call, fail)
+    assert main(["task", "--spec", json.dumps(_task_spec()), "--out", str(out)]) == 2
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert f"rlvr task: error: {out}: {os.strerror(number)}" in err, err
+    assert "nothing was left half-written" in err
+    assert out.read_bytes() == b"the old file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["task.parquet"]
+
+
+def _task_spec():
+    from rlvr import config as C
+
+    return dict(C.validate_config({})["task"], P=8, M=4)
 
 
 def test_a_spec_beyond_the_argument_limit_reaches_its_job_on_stdin(tmp_path):

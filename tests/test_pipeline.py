@@ -14,7 +14,7 @@ import yaml
 from conftest import PYTHON, REPO, run, same_table
 
 from rlvr import config as C
-from rlvr import specs
+from rlvr import io, specs
 from rlvr.demos import DEMOS
 from rlvr.task import read_task
 from rlvr.training import row_columns
@@ -259,11 +259,15 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     assert after[after["experiment"] == "training"].reset_index(drop=True).equals(one_job)
     for config in (TINY, more):  # back, and forth again: the files of both are there
         assert "train" not in job_counts(snakemake(tmp_path, "-n", config=config).stdout)
-    out = run([PYTHON, "-m", "rlvr", "clean", "--config", str(TINY)], cwd=tmp_path).stdout
+    # the run of `more` recorded its config: clean asks before deleting its files (tests/test_clean.py)
+    out = run([PYTHON, "-m", "rlvr", "clean", "--config", str(TINY), "--yes"], cwd=tmp_path).stdout
     deleted = [line.split()[1] for line in out.splitlines() if line.startswith("deleted ")]
-    assert len(deleted) == 2 * len(specs.JOB_FILES) + 2, out  # two rows' files and logs
-    assert all("_seeds7." in path for path in deleted), out
-    assert "train" not in job_counts(snakemake(tmp_path, "-n").stdout)  # what TINY names is all kept
+    aggregated = [f"results/{io.RESULT_FILES[name]}" for name in io.JOB_PARTS]  # they hold seed 7's rows
+    assert len(deleted) == 2 * len(specs.JOB_FILES) + 2 + len(aggregated), out  # two rows' files and logs
+    assert all("_seeds7." in path for path in deleted if path not in aggregated), out
+    assert sorted(deleted[-len(aggregated):]) == sorted(aggregated), out
+    counts = job_counts(snakemake(tmp_path, "-n").stdout)  # what TINY names is all kept
+    assert "train" not in counts and counts["aggregate_training"] == 1, counts
 
 
 def test_a_declared_output_that_is_deleted_is_made_again(tiny_run, tmp_path):

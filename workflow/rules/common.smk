@@ -295,13 +295,11 @@ def report_edited():
 
 def final_outputs():
     return [
-        f"{RESULTS}/reference_passk.parquet",
-        f"{RESULTS}/gradient_stats.parquet",
-        f"{RESULTS}/runs.parquet",
-        f"{RESULTS}/curves.parquet",
-        f"{RESULTS}/passk_trained.parquet",
-        f"{RESULTS}/kl_gradients.parquet",
-        f"{RESULTS}/{C.EXACT_FILE}",
+        # every Parquet file of the plan, each job's own too: Snakemake checks an intermediate
+        # file only when a job downstream of it runs, so a per-job file deleted (by `rlvr
+        # clean`, by hand) under an aggregate that still stands would otherwise be neither made
+        # again nor missed
+        *(f"{RESULTS}/{name}.parquet" for name in PLAN),
         *TABLES,
         f"{RESULTS}/claims.md",
         *(checksums(job) for job in RENDERED),
@@ -397,9 +395,25 @@ def take_run_lock():
     io.remove_stale_temporaries(RESULTS)
 
 
-def say_what_runs():
-    """At the start of execution: what the config asks for and how much of it runs now (a row
-    that a --configfile dropped shows here, before anything runs)."""
+def record_the_config():
+    """At the start of execution (onstart, once the run lock is held; never in a dry run):
+    record the config this run's jobs see under results/configs/ (rlvr/config.py), so that a
+    user sees which config made results/ and `python -m rlvr clean` keeps its files. Returns
+    the recorded file's path."""
+    try:
+        path = C.record_config(config, RESULTS)
+    except OSError as err:  # named by rlvr.io.write_bytes: the file it could not write
+        raise WorkflowError(
+            f"rlvr: {err.filename}: {err.strerror}; the run's config could not be recorded, "
+            "so nothing ran; free space or fix the permissions and run again"
+        ) from None
+    return path
+
+
+def say_what_runs(recorded):
+    """At the start of execution: what the config asks for (recorded: where record_the_config
+    put it) and how much of it runs now (a row that a --configfile dropped shows here, before
+    anything runs)."""
     from snakemake.logging import logger
 
     to_run, total = {}, 0
@@ -417,6 +431,11 @@ def say_what_runs():
         n_jobs[job.experiment] = n_jobs.get(job.experiment, 0) + 1
     lines = C.summary(config, to_run, n_jobs=n_jobs)
     logger.info(
-        "\n".join(["rlvr: this config asks for", *(f"  {x}" for x in lines)])
+        "\n".join(
+            [
+                f"rlvr: this config asks for (recorded in {recorded})",
+                *(f"  {x}" for x in lines),
+            ]
+        )
         + f"\n  {total} jobs to run in all"
     )
