@@ -138,7 +138,7 @@ def render_mb(rows):
 
 def train_seconds(row, P, M):
     """CPU seconds of one training row, every seed (rlvr/training.py's train_seeds and row_columns)."""
-    S, n, G, epochs = len(row.seeds), row.prompts_per_step, row.G, row.objective.epochs
+    S, n, G, epochs = len(row.seeds), row.prompts_per_step, row.G, row.epochs
     answers = S * n * G
     draw = SEED_ROUND * S + LOGIT_LOOP * M + answers * (ANSWER + ANSWER_LOGIT * M)  # a round's
     step = (STEP + EPOCH * epochs + rounds(row, P) * draw + answers * ANSWER_EPOCH * epochs

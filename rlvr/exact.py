@@ -17,7 +17,8 @@ from math import comb
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
-from .objective import KL_ESTIMATORS, KL_PLACEMENTS, is_weights, kl_estimate, kl_estimate_slope  # noqa: F401
+from .importance import is_weights
+from .kl import KL_ESTIMATORS, KL_PLACEMENTS, kl_estimate, kl_estimate_slope  # noqa: F401
 from .policy import softmax
 
 
@@ -173,7 +174,7 @@ def kl_gradient_columns(logits, ref_logits):
 
 def off_policy_gradient(pi, sampler, r, baseline, correction, cap=2.0):
     """The expected update of one answer y drawn from `sampler` instead of π, weighted by
-    w(ρ_y), ρ_y = π_y/sampler_y (objective.is_weights), with a baseline b that does not depend on
+    w(ρ_y), ρ_y = π_y/sampler_y (importance.is_weights), with a baseline b that does not depend on
     the group: E_{y ~ sampler}[w(ρ_y) (r_y − b)(e_y − π)]. pi, sampler, r: [..., M], baseline:
     [...] -> [..., M]. With "full" the sampler cancels: Σ_y π_y (r_y − b)(e_y − π), the on-policy
     gradient; "truncated" keeps min(π_y, C sampler_y) of each answer's π_y, so an answer the
@@ -186,35 +187,3 @@ def off_policy_gradient(pi, sampler, r, baseline, correction, cap=2.0):
     coef = sampler * is_weights(pi / sampler, correction, cap) * (np.asarray(r, float)
                                                                   - np.asarray(baseline, float)[..., None])
     return coef - coef.sum(axis=-1, keepdims=True) * pi  # Σ_y coef_y (e_y − π)
-
-
-def random_reward_logit_change(logits, G, method, objective, lr, p_reward=0.5, max_rows=2_000_000):
-    """The exact expected change of every logit of one prompt over one batch of μ = objective.epochs
-    updates (rlvr.objective.policy_updates, the training code's own) when each of the G answers
-    drawn from softmax(logits: [M]) earns 1 with probability p_reward whatever it is: [M].
-
-    Every group (M^G answer tuples x 2^G reward tuples) is one row of a single batch, weighted by
-    its probability, so the sum is exact; refused beyond max_rows rows (16 answers x G = 8 is 10^12).
-    With μ = 1 it is 0 for any estimator whose advantages depend only on the rewards: the rewards
-    are independent of the answers and E_y[e_y − π] = 0. Beyond the first update the clip sees the
-    ratio π(y)/π_old(y), which depends on the answer. An estimator that reads more than the rewards
-    (π, log π, a learned baseline) is refused by rlvr.estimators.advantages; a batch estimator's
-    statistics are the population's of this prompt's groups (the large-batch limit, as exact_moments)."""
-    from itertools import product
-
-    from .objective import policy_updates
-
-    z0 = np.asarray(logits, float)
-    M = len(z0)
-    if M**G * 2**G > max_rows:
-        raise ValueError(f"{M} answers and G = {G} make {M**G * 2**G} groups to enumerate (> {max_rows})")
-    pi = softmax(z0[None])[0]
-    ys = np.array(list(product(range(M), repeat=G)))  # [M^G, G]
-    rs = np.array(list(product((0.0, 1.0), repeat=G)))  # [2^G, G]
-    y = np.repeat(ys, len(rs), axis=0)  # [K, G]
-    r = np.tile(rs, (len(ys), 1))  # [K, G]
-    prob = (np.prod(pi[y], axis=1) * np.prod(np.where(r > 0, p_reward, 1 - p_reward), axis=1))  # [K]
-    A = advantages(r, method, weights=prob)  # [K, G]; a batch estimator sees the population of groups
-    z = np.broadcast_to(z0, (len(y), M)).copy()
-    z_after, _ = policy_updates(z, y, A, softmax(z), lr, objective)
-    return (prob[:, None] * (z_after - z)).sum(axis=0)

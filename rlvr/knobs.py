@@ -105,7 +105,7 @@ ROW_KNOBS = (
     Knob("is_correction", "none", "how the update corrects for the sampler, with ρ = π_old(y)/π_sampler(y) "
          "per answer: none, full (weight ρ), truncated (min(ρ, is_cap): verl's rollout_is) or masked "
          "(ρ, and 0 where ρ leaves [1/is_cap, is_cap]: verl's rollout_rs)",
-         {"type": "string", "registry": "objective.IS_CORRECTIONS"}, token="is"),
+         {"type": "string", "registry": "importance.IS_CORRECTIONS"}, token="is"),
     Knob("is_cap", 2.0, "C of the truncated and masked corrections (verl rollout_is_threshold, default 2)",
          {"type": "number", "exclusiveMinimum": 1}, token="is_cap"),
     # the rest of the objective (rlvr/objective.py); the defaults are the lecture's loss
@@ -127,9 +127,9 @@ ROW_KNOBS = (
          token="kl_beta", objective=True),
     Knob("kl_estimator", "k3", "estimator of KL(π‖π_ref) at the sampled answer: k1 = log π/π_ref, "
          "k2 = ½ (log π/π_ref)², k3 = π_ref/π − 1 − log π_ref/π",
-         {"type": "string", "registry": "objective.KL_ESTIMATORS"}, token="kl_estimator", objective=True),
+         {"type": "string", "registry": "kl.KL_ESTIMATORS"}, token="kl_estimator", objective=True),
     Knob("kl_placement", "loss", "where β·k goes: added to the loss (GRPO, TRL) or subtracted from the "
-         "reward (verl use_kl_in_reward)", {"type": "string", "registry": "objective.KL_PLACEMENTS"},
+         "reward (verl use_kl_in_reward)", {"type": "string", "registry": "kl.KL_PLACEMENTS"},
          token="kl_placement", objective=True),
     Knob("loss_agg", "seq-mean-token-sum-norm", "how answers of different lengths (task.answer_length) "
          "share the loss: seq-mean-token-sum-norm (Dr. GRPO; every answer alike, the lecture's loss), "

@@ -7,11 +7,16 @@ policy.policy_gradient(y, W, π). This module gives those weights:
 - the PPO clipped surrogate over μ inner updates on one batch (GRPO's objective; TRL
   `num_iterations`/`epsilon`/`epsilon_high`, verl `clip_ratio_low/high/c`): an answer's weight
   is A·ρ with ρ = π(y)/π_old(y), or 0 where the clip takes over;
-- the KL to the reference: Schulman's estimators k1/k2/k3 of KL(π‖π_ref) at the sampled answer,
-  either subtracted from the reward (verl `use_kl_in_reward`) or added to the loss (GRPO, TRL);
+- the KL to the reference: Schulman's estimators k1/k2/k3 of KL(π‖π_ref) at the sampled answer
+  (rlvr/kl.py), either subtracted from the reward (verl `use_kl_in_reward`) or added to the loss
+  (GRPO, TRL);
 - loss aggregation over answers of different lengths (verl `loss_agg_mode`, TRL `loss_type`);
-- the correction of off-policy rollouts (verl's rollout correction): answers drawn by a sampler
-  other than π_old weigh w(ρ) with ρ = π_old(y)/π_sampler(y), the weight multiplying A.
+- the correction of off-policy rollouts (rlvr/importance.py, verl's rollout correction): answers
+  drawn by a sampler other than π_old weigh w(ρ) with ρ = π_old(y)/π_sampler(y), the weight
+  multiplying A.
+
+And one exact fact of those updates: the expected change of the logits under rewards that ignore
+the answer (random_reward_logit_change).
 
 An answer is one choice in this toy: its log-probability is the sum of its tokens', so
 Σ_t ∇ log π(o_t) = e_y − π, and the KL estimators see the whole answer, as if it were one token.
@@ -21,18 +26,10 @@ from collections import namedtuple
 
 import numpy as np
 
+from .estimators import advantages
+from .kl import kl_estimate_slope
 from .knobs import KNOBS, OBJECTIVE
 from .policy import log_softmax, policy_gradient, softmax
-
-# Schulman's estimators of KL(π‖π_ref) at a sampled answer, from ℓ = log π(y)/π_ref(y): name ->
-# (k(ℓ), dk/dℓ). Differentiated at the sampled y, k's gradient w.r.t. the logits is (dk/dℓ)(e_y − π).
-KL_ESTIMATORS = {
-    "k1": (lambda lr: lr, np.ones_like),  # ℓ; slope 1
-    "k2": (lambda lr: 0.5 * lr**2, lambda lr: lr),  # ℓ²/2; slope ℓ
-    "k3": (lambda lr: np.exp(-lr) - 1 + lr,  # π_ref/π − 1 + ℓ ≥ 0
-           lambda lr: 1 - np.exp(-lr)),  # slope 1 − π_ref/π
-}
-KL_PLACEMENTS = ("loss", "reward")
 
 
 class Objective(namedtuple("Objective", OBJECTIVE,
@@ -42,6 +39,11 @@ class Objective(namedtuple("Objective", OBJECTIVE,
     update per batch, no KL, every answer counted once."""
 
     __slots__ = ()
+
+    @classmethod
+    def of(cls, row):
+        """The objective of a training row (rlvr/specs.py's TrainRow: its objective knobs)."""
+        return cls(**{name: getattr(row, name) for name in OBJECTIVE})
 
     @property
     def kl_in_reward(self):
@@ -55,24 +57,6 @@ class Objective(namedtuple("Objective", OBJECTIVE,
             problem = KNOBS[name].problem(value)
             if problem:
                 raise ValueError(problem)
-
-
-def _kl(estimator):
-    if estimator not in KL_ESTIMATORS:
-        raise ValueError(f"unknown KL estimator {estimator!r}; allowed: {', '.join(KL_ESTIMATORS)}")
-    return KL_ESTIMATORS[estimator]
-
-
-def kl_estimate(log_ratio, estimator):
-    """Schulman's estimator of KL(π‖π_ref) at sampled answers, from ℓ = log π(y)/π_ref(y) (any
-    shape -> the same shape): k1 = ℓ, k2 = ℓ²/2, k3 = π_ref/π − 1 + ℓ (≥ 0)."""
-    return _kl(estimator)[0](log_ratio)
-
-
-def kl_estimate_slope(log_ratio, estimator):
-    """dk/dℓ: differentiated at the sampled y, k's gradient w.r.t. the logits is
-    (dk/dℓ)(e_y − π). k1: 1, k2: ℓ, k3: 1 − π_ref/π."""
-    return _kl(estimator)[1](log_ratio)
 
 
 def clipped_surrogate_weights(A, ratio, clip_low, clip_high, clip_c=0.0):
@@ -125,46 +109,6 @@ def aggregation_weights(mode, length, batch_tokens=None, batch_answers=None, uni
     return LOSS_AGGREGATIONS[mode](length, batch_tokens, batch_answers, unit)
 
 
-def _no_correction(rho, cap):
-    return np.ones_like(rho)
-
-
-def _full_is(rho, cap):
-    return rho
-
-
-def _truncated_is(rho, cap):
-    return np.minimum(rho, cap)
-
-
-def _masked_is(rho, cap):
-    return np.where((rho >= 1 / cap) & (rho <= cap), rho, 0.0)
-
-
-# corrections of off-policy rollouts: name -> w(ρ, C), each answer's weight (is_weights)
-IS_CORRECTIONS = {
-    "none": _no_correction,
-    "full": _full_is,
-    "truncated": _truncated_is,
-    "masked": _masked_is,
-}
-
-
-def is_weights(rho, correction, cap):
-    """Each sampled answer's importance weight from ρ = π_old(y)/π_sampler(y): [...] -> [...].
-
-    none: 1 (the sampler's answers taken as π_old's); full: ρ, unbiased; truncated: min(ρ, C)
-        (TIS; verl rollout_is="sequence" with rollout_is_threshold C, at verl b178a3c);
-    masked: ρ where 1/C ≤ ρ ≤ C, else 0: the answer is dropped (verl rollout_rs="seq_sum_k1" with
-        threshold "1/C_C" beside rollout_is="sequence", which then never truncates).
-    The weight multiplies the advantage: the loss's w·min(ρ'A, clip(ρ')A) is min(ρ'wA, clip(ρ')wA)
-    for w ≥ 0, so the clip and the dual clip see the same answers as verl's weighted loss.
-    """
-    if correction not in IS_CORRECTIONS:
-        raise ValueError(f"unknown is_correction {correction!r}; allowed: {', '.join(IS_CORRECTIONS)}")
-    return IS_CORRECTIONS[correction](rho, cap)
-
-
 def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None):
     """The obj.epochs (μ) updates of one batch, as GRPO's inner loop: z: [R, M] logits of π_old,
     y: [R, G] the answers sampled from it, A: [R, G] their advantages, pi_old = softmax(z): [R, M],
@@ -197,3 +141,33 @@ def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None)
         z_next = z + lr * policy_gradient(y, W, pi)
         z = z_next if shared is None else z_next + shared(z, z_next)
     return z, clipped_rows
+
+
+def random_reward_logit_change(logits, G, method, objective, lr, p_reward=0.5, max_rows=2_000_000):
+    """The exact expected change of every logit of one prompt over one batch of μ = objective.epochs
+    updates (policy_updates, the training code's own) when each of the G answers
+    drawn from softmax(logits: [M]) earns 1 with probability p_reward whatever it is: [M].
+
+    Every group (M^G answer tuples x 2^G reward tuples) is one row of a single batch, weighted by
+    its probability, so the sum is exact; refused beyond max_rows rows (16 answers x G = 8 is 10^12).
+    With μ = 1 it is 0 for any estimator whose advantages depend only on the rewards: the rewards
+    are independent of the answers and E_y[e_y − π] = 0. Beyond the first update the clip sees the
+    ratio π(y)/π_old(y), which depends on the answer. An estimator that reads more than the rewards
+    (π, log π, a learned baseline) is refused by rlvr.estimators.advantages; a batch estimator's
+    statistics are the population's of this prompt's groups (the large-batch limit, as exact_moments)."""
+    from itertools import product
+
+    z0 = np.asarray(logits, float)
+    M = len(z0)
+    if M**G * 2**G > max_rows:
+        raise ValueError(f"{M} answers and G = {G} make {M**G * 2**G} groups to enumerate (> {max_rows})")
+    pi = softmax(z0[None])[0]
+    ys = np.array(list(product(range(M), repeat=G)))  # [M^G, G]
+    rs = np.array(list(product((0.0, 1.0), repeat=G)))  # [2^G, G]
+    y = np.repeat(ys, len(rs), axis=0)  # [K, G]
+    r = np.tile(rs, (len(ys), 1))  # [K, G]
+    prob = (np.prod(pi[y], axis=1) * np.prod(np.where(r > 0, p_reward, 1 - p_reward), axis=1))  # [K]
+    A = advantages(r, method, weights=prob)  # [K, G]; a batch estimator sees the population of groups
+    z = np.broadcast_to(z0, (len(y), M)).copy()
+    z_after, _ = policy_updates(z, y, A, softmax(z), lr, objective)
+    return (prob[:, None] * (z_after - z)).sum(axis=0)

@@ -9,7 +9,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field, fields, make_dataclass
 
-from .knobs import OBJECTIVE, OPTIONAL, path_tokens
+from .knobs import OPTIONAL, path_tokens
 
 
 @dataclass(frozen=True)
@@ -36,13 +36,6 @@ class _Job:
     # with steps, the shared settings' id and the seeds they also name its files
     COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds",
                *(knob.name for knob in OPTIONAL))
-    OBJECTIVE = OBJECTIVE
-
-    @property
-    def objective(self):
-        from .objective import Objective
-
-        return Objective(**{name: getattr(self, name) for name in self.OBJECTIVE})
 
     @property
     def row_path(self):

@@ -6,7 +6,7 @@ every panel of every figure. A user's estimator (family "other") gets a colour o
 """
 
 from .estimators import ESTIMATORS, FAMILIES
-from .objective import IS_CORRECTIONS
+from .importance import IS_CORRECTIONS
 
 # related hues per family, darkest first; enough shades for the registered estimators
 PALETTES = {

@@ -24,9 +24,11 @@ import numpy as np
 
 from .estimators import ESTIMATORS, advantages
 from .exact import kl_gradient_columns
+from .importance import is_weights
+from .kl import kl_estimate
 from .knobs import KNOBS
 from .metrics import crossover_ks, passk_columns
-from .objective import Objective, aggregation_weights, is_weights, kl_estimate, policy_updates
+from .objective import Objective, aggregation_weights, policy_updates
 from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
 from .rewards import REWARDS
 from .task import LEVEL_KEYS, with_correct_answers
@@ -530,7 +532,7 @@ def row_columns(task, row):
     task = with_correct_answers(task, row.correct_answers)
     outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
                        reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
-                       max_rounds=row.max_rounds, objective=row.objective, shared_lr=row.shared_lr,
+                       max_rounds=row.max_rounds, objective=Objective.of(row), shared_lr=row.shared_lr,
                        **{name: getattr(row, name) for name in SAMPLING})
     ident = {name: getattr(row, name) for name in row.COLUMNS}
     names = list(LEVEL_KEYS) + ["all"]

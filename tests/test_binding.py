@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import yaml
 from conftest import PYTHON, REPO, same_table
-from test_pipeline import TINY, snakemake
+from test_pipeline import TINY, snakemake, snapshot
 from test_runlock import hold_in_child, no_run_env  # noqa: F401  (the fixture, for this file too)
 
 from rlvr import binding, io, runlock
@@ -128,8 +128,14 @@ def test_foreign_files_are_set_aside_and_made_again_with_this_configs_numbers(tm
         assert rlvr("all", "--config", str(other), "--results", str(results), cwd=elsewhere).returncode == 0
         replaced = 7  # the task and every aggregate but the exact curve's (it reads no task)
     assert not same_table(io.read_arrow(results / "curves.parquet"), mine["curves.parquet"])
+    def ours():  # Snakemake's own state aside (its dry runs cache file listings in .snakemake/)
+        return {k: v for k, v in snapshot(work).items() if k.startswith(("results/", ".snakemake/rlvr"))}
+
+    before = ours()
     dry = snakemake(work, "-n", config=config)
     assert f"rlvr: {replaced} files under results/ not made from this config's" in dry.stderr
+    # a dry run writes nothing (issue 34): neither under results/ nor rlvr's state in .snakemake/
+    assert ours() == before
     out = snakemake(work, "-c2", config=config)
     assert "set aside in results/.rlvr/foreign/" in out.stderr
     for name, table in mine.items():

@@ -147,7 +147,7 @@ def test_empty_config_gets_the_lecture_defaults():
     assert len({row.path for row in rows}) == len(rows)
     # the lecture's rows keep their paths: only an objective other than the default names itself
     assert all(row.row_path.endswith(f"_dyn{row.max_rounds}") for row in rows
-               if row.objective == Objective() and not row.shared_lr and row.correct_answers == 1
+               if Objective.of(row) == Objective() and not row.shared_lr and row.correct_answers == 1
                and row.reward == "verifier" and not row.sampler_lag and not row.sampler_noise
                and row.is_correction == "none")
     # 4 methods x 2 offsets on medium, grpo on the 3 other levels (medium is shared),

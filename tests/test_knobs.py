@@ -7,8 +7,9 @@ from dataclasses import fields
 import pytest
 
 from rlvr.config import ConfigError, schema, train_rows, validate_config
+from rlvr.kl import KL_ESTIMATORS
 from rlvr.knobs import KNOBS, OBJECTIVE, OPTIONAL, REQUIRED, ROW_KNOBS, bounds
-from rlvr.objective import KL_ESTIMATORS, LOSS_AGGREGATIONS, Objective
+from rlvr.objective import LOSS_AGGREGATIONS, Objective
 from rlvr.specs import TrainRow
 
 
@@ -43,7 +44,7 @@ def test_a_row_at_the_defaults_keeps_the_lectures_path_and_a_changed_knob_names_
     plain, changed = (r for r in train_rows(cfg) if r.experiment == "training")
     assert plain.row_path == "runs/training/grpo/lr2.0_off0.0_G8_n16_s300_dyn0"
     assert changed.row_path == plain.row_path + "_clip_c3.0_correct2"
-    assert changed.objective.clip_c == 3.0 and plain.objective.clip_c == 0.0  # null: no dual clip
+    assert changed.clip_c == 3.0 and plain.clip_c == 0.0  # null: no dual clip
 
 
 @pytest.mark.parametrize("knob", [k.name for k in ROW_KNOBS if k.kind == "number"])

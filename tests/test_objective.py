@@ -13,13 +13,8 @@ import numpy as np
 import pytest
 
 from rlvr.exact import kl_gradient
-from rlvr.objective import (
-    Objective,
-    aggregation_weights,
-    clipped_surrogate_weights,
-    kl_estimate,
-    policy_updates,
-)
+from rlvr.kl import kl_estimate
+from rlvr.objective import Objective, aggregation_weights, clipped_surrogate_weights, policy_updates
 from rlvr.policy import inverse_cdf, log_softmax, softmax
 from rlvr.task import make_task
 from rlvr.training import train_seeds

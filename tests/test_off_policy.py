@@ -7,8 +7,9 @@ with the exact expectation: a difference beyond 4 standard errors fails (fixed s
 import numpy as np
 import pytest
 
-from rlvr.exact import off_policy_gradient, random_reward_logit_change
-from rlvr.objective import IS_CORRECTIONS, Objective, is_weights
+from rlvr.exact import off_policy_gradient
+from rlvr.importance import IS_CORRECTIONS, is_weights
+from rlvr.objective import Objective, random_reward_logit_change
 from rlvr.policy import softmax
 from rlvr.rewards import REWARDS
 from rlvr.task import make_task

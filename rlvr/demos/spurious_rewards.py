@@ -16,8 +16,7 @@ from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
-from ..exact import random_reward_logit_change
-from ..objective import Objective
+from ..objective import Objective, random_reward_logit_change
 from ..task import LEVEL_KEYS
 
 TITLE = "spurious rewards and the clip"

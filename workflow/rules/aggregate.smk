@@ -37,7 +37,7 @@ rule aggregate_training:
     conda:
         ENV
     params:
-        code=code("aggregate"),
+        code=PLAN["runs"].code,
     shell:
         "printf '%s\\n' {input.runs:q} '' {input.curves:q} '' {input.klgrad:q}"
         " | python -m rlvr aggregate --code {params.code} --out {output.runs}"
@@ -58,7 +58,7 @@ rule aggregate_passk:
     conda:
         ENV
     params:
-        code=code("aggregate"),
+        code=PLAN["passk_trained"].code,
     shell:
         "printf '%s\\n' {input.passk:q} | python -m rlvr aggregate --code {params.code}"
         " --reference {input.reference} --out {output.passk} --in - 2> {log}"

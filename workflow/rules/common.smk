@@ -148,7 +148,7 @@ def inputs_of(name):
 
 
 def row_spec(wildcards):
-    return specs.to_json(TRAIN_ROWS[wildcards.row])
+    return PLAN[f"{wildcards.row}.run"].spec
 
 
 def row_memory(wildcards):
@@ -159,18 +159,14 @@ def row_memory(wildcards):
 
 
 def save_code_versions():
-    """At the end of the parse: the code version of every training and gradient-statistics job
-    (otherwise computed as the DAG is built), then every version saved for the next parse.
-    """
-    for job in TRAIN_ROWS.values():
-        code("train", job.methods)
-    for method in GRADSTAT_JOBS:
-        code("gradstats", [method])
-    save_versions(CODE_VERSIONS)
+    """At the end of the parse: every code version the plan computed, saved for the next parse
+    of the same source; not by a dry run, which writes nothing."""
+    if not dry_run():
+        save_versions(CODE_VERSIONS)
 
 
 def row_code(wildcards):
-    return code("train", TRAIN_ROWS[wildcards.row].methods)
+    return PLAN[f"{wildcards.row}.run"].code
 
 
 # the demos' tables and the report figures this config asks for (a disabled demo has none)
@@ -331,7 +327,10 @@ def guard_the_directory():
                 "end: one run per results directory (--nolock, --no-hooks and --unlock do not "
                 "change that; a dry run, -n, may look)"
             )
-        runlock.clear_stale_locks(SNAKEMAKE_STATE, RUN_STATE)
+        if (
+            not dry_run()
+        ):  # a dry run writes nothing, and Snakemake's lock only warns it
+            runlock.clear_stale_locks(SNAKEMAKE_STATE, RUN_STATE)
     except runlock.LockError as err:
         sys.exit(f"rlvr: {err}")
 

@@ -18,8 +18,8 @@ rule gradient_stats:
         runtime=10,
         mem_mb=500,
     params:
-        spec=lambda w: specs.to_json(GRADSTAT_JOBS[w.method]),
-        code=lambda w: code("gradstats", [w.method]),
+        spec=lambda w: PLAN[f"gradient_stats/{w.method}"].spec,
+        code=lambda w: PLAN[f"gradient_stats/{w.method}"].code,
     shell:
         "python -m rlvr gradstats --spec - --code {params.code}"
         " --task {input.task} --out {output.stats} <<< {params.spec:q} 2> {log}"
