@@ -233,6 +233,23 @@ def test_one_row_changed_or_added_by_a_second_configfile_reruns_that_row_alone(t
     assert "runs/training/grpo/lr3.0" in proc.stdout and "runs/training/rloo/lr2.0" in proc.stdout
 
 
+def test_an_estimator_added_to_one_demo_redraws_that_demos_figures_only(tiny_run, tmp_path):
+    """Issue 34: Dr. GRPO, which the tiny config shows nowhere, added to demo 3's rows trains one
+    row and redraws demo 3's figures (and those of the demo that reads its rows), not the figures
+    of every demo."""
+    from rlvr.config import gradstat_jobs, load_config, train_rows
+
+    cfg = load_config(TINY)
+    shown = ({row.method for row in train_rows(cfg)} | {job.method for job in gradstat_jobs(cfg)}
+             | set(cfg["gradient_stats"]["exact_curve"]["methods"]))
+    assert "dr_grpo" not in shown
+    edit = tmp_path / "edit.yaml"
+    edit.write_text(yaml.safe_dump({"training": {"add": [{"method": "dr_grpo", "lr": 2.0}]}}))
+    proc = run([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(TINY),
+                str(edit), "--directory", str(tiny_run), "-n"])
+    assert job_counts(proc.stdout) == {"train": 1, **TRAINING_TAIL}, proc.stdout[-2000:]
+
+
 def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(tiny_run, tmp_path):
     """Issue 26: a seed added to a row trains in a job of its own (the row's first seeds keep their
     file and their numbers, bit for bit); going back to the config before plans no training job,

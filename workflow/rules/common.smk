@@ -118,8 +118,8 @@ def code(stage, methods=()):
     return code_version(stage, tuple(methods))
 
 
-# every estimator the tables and figures may show, and how they show it (labels, colours): a
-# param of the rules that draw them, so that a relabel redraws them and retrains nothing
+# every estimator the tables may show, and how they show it (labels, colours): a param of the
+# tables job, so that a relabel redraws them and retrains nothing (a figures job's: figure_look)
 SHOWN_METHODS = tuple(
     sorted(
         {row.method for row in TRAIN_ROWS.values()}
@@ -216,6 +216,17 @@ AGGREGATED = {
     "exact": f"{RESULTS}/{C.EXACT_FILE}",
 }
 TRAINED = {frame: f".{kind}" for frame, kind in io.JOB_PARTS.items()}
+
+
+def figure_look(demo, inputs):
+    """How a demo's figures show the estimators they draw (rlvr/codeversion.py's display
+    version): those of its rows and of the demos it READS, and the gradient statistics' where it
+    draws them; so adding an estimator to one demo redraws that demo's figures, not every demo's."""
+    demos = {demo.name, *getattr(demo.module, "READS", ())}
+    methods = {row.method for name in demos for row in ROWS_BY_DEMO.get(name, ())}
+    if {"gradstats", "exact"} & set(inputs):
+        methods |= set(GRADSTAT_JOBS) | set(config["gradient_stats"]["exact_curve"]["methods"])
+    return display_version(tuple(sorted(methods)))
 
 
 def figure_inputs(demo):

@@ -65,7 +65,7 @@ for demo in FIGURE_DEMOS:
             frames=frame_arguments(inputs),
             outdir=lambda w, output: os.path.dirname(output[0]),
             code=code("figures"),
-            look=LOOK,
+            look=figure_look(demo, inputs),
         shell:
             "python -m rlvr figures --names {params.names} --from-jobs {params.frames}"
             " --outdir {params.outdir} --checksums {output.checksums} --code {params.code} 2> {log}"
