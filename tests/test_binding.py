@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 
-import pytest
 import yaml
 from conftest import PYTHON, REPO, same_table
 from test_pipeline import TINY, snakemake, snapshot
@@ -87,14 +86,13 @@ def rlvr(*args, cwd):
                           env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
-@pytest.mark.parametrize("case", ["merged files", "rlvr all from elsewhere"])
-def test_foreign_files_are_set_aside_and_made_again_with_this_configs_numbers(tmp_path, case):
-    """The issue's cases, each of which reached the tables silently: (merged files) a training
-    job's files trained on another task (same name, spec and code) and another project's
-    aggregate, copied in; (rlvr all from elsewhere) `rlvr all --results` of another config into
-    this project's results, refused while its run is live and, once idle, writing its own task
-    and aggregates there. The next run sets them aside, kept, and ends with this config's
-    numbers, table for table."""
+def test_foreign_files_are_set_aside_and_made_again_with_this_configs_numbers(tmp_path):
+    """The issue's cases, each of which reached the tables silently: (1) a training job's files
+    trained on another task (same name, spec and code) and another project's aggregate, copied
+    in (merged results); (2) `rlvr all --results` of another config into this project's
+    results, refused while its run is live and, once idle, writing its own task and aggregates
+    there. Each time the next run sets them aside, kept, and ends with this config's numbers,
+    table for table; a dry run before it says so and writes nothing."""
     config, other = small_config(tmp_path / "mine.yaml"), small_config(tmp_path / "other.yaml", seed=7)
     work, results, elsewhere = tmp_path / "work", tmp_path / "work" / "results", tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -104,45 +102,46 @@ def test_foreign_files_are_set_aside_and_made_again_with_this_configs_numbers(tm
     text = (results / "tables" / "all.txt").read_bytes()
     made = rlvr("all", "--config", str(other), "--results", str(elsewhere / "r"), cwd=elsewhere)
     assert made.returncode == 0, made.stderr
-    if case == "merged files":
-        (row,) = [job for job in C.train_jobs(C.train_rows(C.load_config(config)), results)
-                  if job.experiment == "training"]
-        task = elsewhere / "r" / "task.parquet"  # the other project's task
-        outs = [arg for kind in ("run", "curve", "passk", "klgrad", "logits")
-                for arg in (f"--{kind}", str(results / f"{row.path}.{kind}.parquet"))]
-        trained = rlvr("train", "--spec", to_json(row), "--code", code_version("train", row.methods),
-                       "--task", str(task), *outs, cwd=elsewhere)
-        assert trained.returncode == 0, trained.stderr
-        (results / "curves.parquet").write_bytes((elsewhere / "r" / "curves.parquet").read_bytes())
-        replaced = 6  # the row's five files and the aggregate
-    else:
-        live = hold_in_child(runlock.state_of(results))  # a run of this project, live
-        try:
-            refused = rlvr("all", "--config", str(other), "--results", str(results), cwd=elsewhere)
-            assert refused.returncode == 2 and f"a run holds {results}" in refused.stderr, refused.stderr
-            assert f"pid {live.pid}" in refused.stderr
-            assert same_table(io.read_arrow(results / "task.parquet"), mine["task.parquet"])
-        finally:
-            live.kill()
-            live.wait()
-        assert rlvr("all", "--config", str(other), "--results", str(results), cwd=elsewhere).returncode == 0
-        replaced = 7  # the task and every aggregate but the exact curve's (it reads no task)
-    assert not same_table(io.read_arrow(results / "curves.parquet"), mine["curves.parquet"])
+
     def ours():  # Snakemake's own state aside (its dry runs cache file listings in .snakemake/)
         return {k: v for k, v in snapshot(work).items() if k.startswith(("results/", ".snakemake/rlvr"))}
 
-    before = ours()
-    dry = snakemake(work, "-n", config=config)
-    assert f"rlvr: {replaced} files under results/ not made from this config's" in dry.stderr
-    # a dry run writes nothing (issue 34): neither under results/ nor rlvr's state in .snakemake/
-    assert ours() == before
-    out = snakemake(work, "-c2", config=config)
-    assert "set aside in results/.rlvr/foreign/" in out.stderr
-    for name, table in mine.items():
-        assert same_table(io.read_arrow(results / name), table), name
-    assert (results / "tables" / "all.txt").read_bytes() == text
-    assert len(list((results / ".rlvr" / "foreign").rglob("*.parquet"))) == replaced  # kept, not read
-    assert "Nothing to be done" in snakemake(work, "-n", config=config).stdout
+    def run_again(replaced, kept):
+        assert not same_table(io.read_arrow(results / "curves.parquet"), mine["curves.parquet"])
+        before = ours()
+        dry = snakemake(work, "-n", config=config)
+        assert f"rlvr: {replaced} files under results/ not made from this config's" in dry.stderr
+        assert ours() == before  # a dry run writes nothing (issue 34)
+        assert "set aside in results/.rlvr/foreign/" in snakemake(work, "-c2", config=config).stderr
+        for name, table in mine.items():
+            assert same_table(io.read_arrow(results / name), table), name
+        assert (results / "tables" / "all.txt").read_bytes() == text
+        assert len(list((results / ".rlvr" / "foreign").rglob("*.parquet"))) == kept  # kept, not read
+        assert "Nothing to be done" in snakemake(work, "-n", config=config).stdout
+
+    # (1) merged results
+    (row,) = [job for job in C.train_jobs(C.train_rows(C.load_config(config)), results)
+              if job.experiment == "training"]
+    outs = [arg for kind in ("run", "curve", "passk", "klgrad", "logits")
+            for arg in (f"--{kind}", str(results / f"{row.path}.{kind}.parquet"))]
+    trained = rlvr("train", "--spec", to_json(row), "--code", code_version("train", row.methods),
+                   "--task", str(elsewhere / "r" / "task.parquet"), *outs, cwd=elsewhere)
+    assert trained.returncode == 0, trained.stderr
+    (results / "curves.parquet").write_bytes((elsewhere / "r" / "curves.parquet").read_bytes())
+    run_again(replaced=6, kept=6)  # the row's five files and the aggregate
+
+    # (2) `rlvr all` from elsewhere
+    live = hold_in_child(runlock.state_of(results))  # a run of this project, live
+    try:
+        refused = rlvr("all", "--config", str(other), "--results", str(results), cwd=elsewhere)
+        assert refused.returncode == 2 and f"a run holds {results}" in refused.stderr, refused.stderr
+        assert f"pid {live.pid}" in refused.stderr
+        assert same_table(io.read_arrow(results / "task.parquet"), mine["task.parquet"])
+    finally:
+        live.kill()
+        live.wait()
+    assert rlvr("all", "--config", str(other), "--results", str(results), cwd=elsewhere).returncode == 0
+    run_again(replaced=7, kept=6 + 7)  # the task and every aggregate but the exact curve's (no task)
 
 
 def test_no_run_starts_beside_a_live_one_whatever_its_flags(tiny_run, tmp_path):
