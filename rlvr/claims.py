@@ -76,18 +76,6 @@ def change(d, what, digits=3, unit="", up="raises", down="lowers"):
     return f"{up if d.mean > 0 else down} {what} by {number(d, digits)}{unit}"
 
 
-def every_claim(frames):
-    """[(demo heading, [Claim])] of every demo, from the results' DataFrames."""
-    from .demos import DEMOS
-
-    return [(f"Demo {demo.number}: {demo.module.TITLE}", demo.claims(frames)) for demo in DEMOS]
-
-
-def by_key(frames):
-    """{key: Claim} of every demo."""
-    return {c.key: c for _, claims in every_claim(frames) for c in claims}
-
-
 def markdown(claims_by_demo):
     """results/claims.md: [(demo heading, [Claim])] -> text."""
     out = ["# Claims computed from these results", "",

@@ -122,7 +122,7 @@ def cmd_aggregate(a):
 
 
 def cmd_tables(a):
-    from .render import write_tables
+    from .report import write_tables
 
     frames = _read_frames(a)
     paths = write_tables(frames, a.outdir, a.lang, a.names)
@@ -134,7 +134,8 @@ def cmd_tables(a):
                 os.remove(path)
             log(f"deleted {path} (its demo is not asked for)")
     if a.claims:
-        from .claims import every_claim, markdown
+        from .claims import markdown
+        from .report import every_claim
 
         io.write_bytes(a.claims, markdown(every_claim(frames)).encode())
         paths.append(a.claims)
@@ -153,8 +154,9 @@ def cmd_claims(a):
     claims a Markdown file quotes (or, with --check, say which differ and fail)."""
     from pathlib import Path
 
-    from .claims import by_key, every_claim, markdown, quoted, requote
+    from .claims import markdown, quoted, requote
     from .compute import read_results
+    from .report import by_key, every_claim
 
     frames = read_results(a.results)
     if not a.doc:
@@ -179,7 +181,7 @@ def cmd_claims(a):
 
 
 def cmd_figures(a):
-    from .figures import write_figures
+    from .report import write_figures
 
     paths = write_figures(_read_frames(a), a.outdir, a.names)  # ValueError: exit 2
     for path in paths:
@@ -349,7 +351,7 @@ def cmd_all(a):
     the figures, exactly as the pipeline would."""
     from . import config as C
     from .compute import compute_all, write_results
-    from .render import render_text
+    from .report import render_text
 
     cfg = C.load_config(a.config)
     if a.results:  # a run of its own: refused while another holds the directory, before any work
@@ -363,7 +365,7 @@ def cmd_all(a):
     frames = {k: v.to_pandas() for k, v in tables.items()}
     print(render_text(frames, cfg["lang"]))
     if a.figures:
-        from .figures import write_figures
+        from .report import write_figures
 
         for path in write_figures(frames, a.figures, [name for name, _ in C.figures(cfg)]):
             log(f"figure -> {path}")

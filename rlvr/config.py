@@ -12,7 +12,6 @@ import dataclasses
 import difflib
 import functools
 import hashlib
-import itertools
 import json
 import math
 import os
@@ -21,7 +20,7 @@ from typing import NamedTuple
 
 from . import io, specs
 from .demos import DEMOS
-from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_KNOBS, row_schema
+from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_FIELDS, expand_rows, row_schema
 from .objective import Objective
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
@@ -38,7 +37,6 @@ EXACT_FILE = io.RESULT_FILES["exact"]
 # the training experiments whose rows come from a `rows:` list (grids allowed), in the demos' order
 ROW_EXPERIMENTS = tuple(demo.name for demo in DEMOS if demo.module.ROWS)
 # the keys of a row, in the order a grid expands them (rlvr/knobs.py)
-ROW_FIELDS = tuple(knob.name for knob in ROW_KNOBS)
 
 
 class ConfigError(ValueError):
@@ -572,25 +570,6 @@ def edit_rows(cfg):
     if problems:
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
     return edited
-
-
-def expand_rows(rows, section):
-    """Yield (row, keys) for every row of a `rows:` list, grids expanded: a row with a list in
-    place of a value stands for every combination, in the order written.
-    keys names each value's place in the config (for error messages)."""
-    for i, row in enumerate(rows):
-        axes = {}
-        for field in ROW_FIELDS:
-            value = row[field]
-            if isinstance(value, list):
-                axes[field] = [(v, f"{section}.rows[{i}].{field}[{j}]") for j, v in enumerate(value)]
-            else:
-                axes[field] = [(value, f"{section}.rows[{i}].{field}")]
-        for combo in itertools.product(*axes.values()):
-            values = dict(zip(axes, combo))
-            keys = {field: key for field, (_, key) in values.items()}
-            keys["row"] = f"{section}.rows[{i}]"
-            yield {field: v for field, (v, _) in values.items()}, keys
 
 
 def gradstat_cases(cfg):

@@ -186,32 +186,3 @@ def by_step(frame, value):
     return s.index, s
 
 
-def figures():
-    """{figure name: (draw(frames) -> Figure, the frames it needs)} of every demo, in order."""
-    from .demos import DEMOS
-
-    return {name: entry for demo in DEMOS for name, entry in demo.figures.items()}
-
-
-def draw_figure(name, frames):
-    """The named report figure as a matplotlib Figure (not saved; close it when done)."""
-    return figures()[name][0](frames)
-
-
-def write_figures(frames, outdir, names=None):
-    """Write the named report figures (default: all) as PNG and PDF under outdir; return the
-    paths written."""
-    every = figures()
-    names = list(every) if names is None else names
-    for name in names:
-        if name not in every:
-            raise ValueError(f"unknown figure {name!r}; the figures are: {', '.join(every)}")
-        missing = [k for k in every[name][1] if k not in frames]
-        if missing:
-            raise ValueError(f"figure {name!r} needs " + ", ".join(f"--{k}" for k in missing))
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name in names:
-        paths += save(every[name][0](frames), outdir, name)
-    return paths

@@ -9,6 +9,7 @@ and the row's path under results/. A new knob of the objective: one Knob here, a
 rlvr/objective.py or rlvr/training.py that reads it.
 """
 
+import itertools
 import math
 from typing import NamedTuple
 
@@ -138,6 +139,7 @@ ROW_KNOBS = (
          {"type": "string", "registry": "objective.LOSS_AGGREGATIONS"}, token="loss_agg", objective=True),
 )
 KNOBS = {knob.name: knob for knob in ROW_KNOBS}
+ROW_FIELDS = tuple(knob.name for knob in ROW_KNOBS)
 OBJECTIVE = tuple(knob.name for knob in ROW_KNOBS if knob.objective)
 
 
@@ -174,3 +176,22 @@ def path_tokens(values):
     value} -> "_epochs2_clip_high0.28..." ("" for a row of the lecture's)."""
     return "".join(f"_{k.token}{v if isinstance(v, str) else repr(v)}" for k in OPTIONAL
                    if (v := values[k.name]) != k.spec_default)
+
+
+def expand_rows(rows, section):
+    """Yield (row, keys) for every row of a `rows:` list, grids expanded: a row with a list in
+    place of a value stands for every combination, in the order written.
+    keys names each value's place in the config (for error messages)."""
+    for i, row in enumerate(rows):
+        axes = {}
+        for field in ROW_FIELDS:
+            value = row[field]
+            if isinstance(value, list):
+                axes[field] = [(v, f"{section}.rows[{i}].{field}[{j}]") for j, v in enumerate(value)]
+            else:
+                axes[field] = [(value, f"{section}.rows[{i}].{field}")]
+        for combo in itertools.product(*axes.values()):
+            values = dict(zip(axes, combo))
+            keys = {field: key for field, (_, key) in values.items()}
+            keys["row"] = f"{section}.rows[{i}]"
+            yield {field: v for field, (v, _) in values.items()}, keys

@@ -8,12 +8,10 @@ answer lengths, optional).
 """
 
 import html
-from pathlib import Path
 
 import numpy as np
 
 from . import analysis as A
-from . import io
 from .task import LEVEL_KEYS as LEVELS
 from .text import display_width, pad
 
@@ -93,18 +91,6 @@ def _md_table(head, rows):
     return lines
 
 
-def demo_tables(frames, lang="en"):
-    """[(name, title, [(subtitle, head, rows)], footer lines)] for each demo the results hold."""
-    from .demos import DEMOS
-
-    return [t for t in (demo.make_table(frames, lang) for demo in DEMOS) if t is not None]
-
-
-def render_text(frames, lang="en"):
-    """The demos as the lecture prints them."""
-    return "\n".join(render_text_one(demo) for demo in demo_tables(frames, lang))
-
-
 def render_markdown(demo):
     _, title, parts, footer = demo
     out = [f"## {title}", ""]
@@ -136,32 +122,3 @@ TABLE_FORMATS = {
 }
 
 
-def write_tables(frames, outdir, lang="en", names=None):
-    """Write the named demos (default: every demo the results hold) in each of TABLE_FORMATS under
-    outdir, plus all.txt with them; remove the files of demos not named, so that a demo the
-    config no longer asks for leaves no table behind. Returns the paths written."""
-    from .demos import DEMOS
-
-    every = [demo.table for demo in DEMOS]
-    demos = {demo[0]: demo for demo in demo_tables(frames, lang)}
-    names = list(demos) if names is None else list(names)
-    unknown = [n for n in names if n not in every]
-    if unknown:
-        raise ValueError(f"unknown tables {unknown}; the tables are: {', '.join(every)}")
-    missing = [n for n in names if n not in demos]
-    if missing:
-        raise ValueError(f"the results hold no data for the tables {missing}")
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name in every:
-        for suffix, render in TABLE_FORMATS.items():
-            path = outdir / f"{name}{suffix}"
-            if name in names:
-                io.write_bytes(path, render(demos[name]).encode())
-                paths.append(path)
-            else:
-                path.unlink(missing_ok=True)
-    path = outdir / "all.txt"
-    io.write_bytes(path, ("\n".join(render_text_one(demos[n]) for n in names) + "\n").encode())
-    return paths + [path]

@@ -13,12 +13,12 @@ from io import BytesIO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rlvr.claims import every_claim, markdown
+from rlvr.claims import markdown
 from rlvr.compute import compute_all
-from rlvr.config import LEVELS, ROW_EXPERIMENTS, expand_rows, figures, validate_config
+from rlvr.config import LEVELS, ROW_EXPERIMENTS, figures, validate_config
 from rlvr.estimators import ESTIMATORS
-from rlvr.figures import draw_figure
-from rlvr.render import render_text, write_tables
+from rlvr.knobs import expand_rows
+from rlvr.report import draw_figure, every_claim, render_text, write_tables
 
 METHODS = sorted(ESTIMATORS)
 EXACT = [m for m in METHODS if "logp" not in ESTIMATORS[m].needs]  # what demo 2's exact moments cover

@@ -9,6 +9,7 @@ import pytest
 from conftest import PYTHON, run
 
 from rlvr import claims as K
+from rlvr import report
 from rlvr.compute import read_results
 
 
@@ -25,7 +26,7 @@ def test_a_difference_is_worded_by_its_standard_error():
 
 def test_the_cli_rewrites_a_stale_quote_and_check_refuses_it(tiny_run, tmp_path):
     results = tiny_run / "results"
-    made = K.by_key(read_results(results))
+    made = report.by_key(read_results(results))
     key = next(iter(made))
     readme = tmp_path / "README.md"
     readme.write_text(f"Before. <!-- claim {key} -->an old number 0.123<!-- /claim --> After.\n")
@@ -42,5 +43,5 @@ def test_the_cli_rewrites_a_stale_quote_and_check_refuses_it(tiny_run, tmp_path)
 
 def test_the_pipeline_writes_every_claim(tiny_run):
     text = (tiny_run / "results" / "claims.md").read_text()
-    made = K.by_key(read_results(tiny_run / "results"))
+    made = report.by_key(read_results(tiny_run / "results"))
     assert made and re.findall(r"^- `([\w.]+)`", text, re.M) == list(made)

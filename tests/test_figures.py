@@ -6,7 +6,7 @@ import pytest
 
 from rlvr import style
 from rlvr.estimators import ESTIMATORS, FAMILIES, estimator
-from rlvr.figures import draw_figure, figures, write_figures
+from rlvr.report import draw_figure, figures, write_figures
 
 
 def method_artists(fig, axes=None):

@@ -11,6 +11,7 @@ import pytest
 from conftest import REPO
 
 from rlvr import claims as K
+from rlvr import report
 
 
 def _gs(res, offset, method, level="medium"):
@@ -173,7 +174,7 @@ def test_demo7_once_the_lr_is_tuned_the_estimators_end_alike(default_results):
 
 
 def test_tables_render_in_both_languages(default_results):
-    from rlvr.render import render_text
+    from rlvr.report import render_text
 
     en, zh = render_text(default_results, "en"), render_text(default_results, "zh")
     for n in range(1, 8):
@@ -522,7 +523,7 @@ def test_demo14_with_four_correct_answers_the_unlikeliness_reward_narrows_as_grp
 
 @pytest.fixture(scope="module")
 def every_claim(default_results):
-    return K.every_claim(default_results)
+    return report.every_claim(default_results)
 
 
 def test_every_claim_states_only_the_orderings_its_data_resolves(every_claim):
@@ -543,7 +544,7 @@ DOCS = ("README.md", "FINDINGS.md", "GUIDE.md", "BENCHMARKS.md", "results/README
 def test_the_docs_quote_the_claims_the_results_make(default_results):
     """Every claim a document quotes is the sentence the demo computes from the default config's
     results (`python -m rlvr claims --doc FINDINGS.md` rewrites them); FINDINGS.md quotes some."""
-    made = K.by_key(default_results)
+    made = report.by_key(default_results)
     assert K.quoted((REPO / "FINDINGS.md").read_text()), "FINDINGS.md quotes no claim"
     for doc in DOCS:
         for key, sentence in K.quoted((REPO / doc).read_text()).items():
@@ -554,7 +555,7 @@ def test_the_docs_quote_the_claims_the_results_make(default_results):
 def test_the_readme_figure_is_the_default_configs(default_results, tmp_path):
     """docs/learning_curves.png, the README's figure, is byte for byte the figure the default
     config's results draw (the pipeline's and the in-process figures are equal: test_pipeline)."""
-    from rlvr.figures import write_figures
+    from rlvr.report import write_figures
 
     png, _pdf = write_figures(default_results, tmp_path, ["learning_curves"])
     assert png.read_bytes() == (REPO / "docs" / "learning_curves.png").read_bytes()

@@ -254,8 +254,7 @@ def test_gradient_cases_the_schema_accepts_draw_every_figure(tmp_path, cases):
     """Both crashed the figures job once (IndexError; a shape mismatch of bars and labels)."""
     from rlvr.compute import compute_all
     from rlvr.config import validate_config
-    from rlvr.figures import write_figures
-    from rlvr.render import write_tables
+    from rlvr.report import write_figures, write_tables
 
     cfg = yaml.safe_load(TINY.read_text())
     cfg["gradient_stats"]["cases"] = cases

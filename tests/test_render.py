@@ -8,6 +8,7 @@ import pytest
 
 from rlvr import analysis as A
 from rlvr import render as R
+from rlvr import report
 from rlvr.demos import DEMOS
 
 
@@ -39,13 +40,13 @@ def test_write_tables_refuses_unknown_or_empty_tables_and_removes_unnamed_ones(t
     # only the reference's pass@k: every demo that needs another result has no table
     frames = {"reference": pd.DataFrame({"level": ["all"], "n_prompts": [8], "k": [1], "pass_at_k": [0.5]})}
     (tmp_path / "demo3_training.txt").write_text("left from an earlier config")
-    paths = R.write_tables(frames, tmp_path, names=["demo1_reference"])
+    paths = report.write_tables(frames, tmp_path, names=["demo1_reference"])
     assert {p.name for p in paths} == {f"demo1_reference{suffix}" for suffix in R.TABLE_FORMATS} | {"all.txt"}
     assert not (tmp_path / "demo3_training.txt").exists()
     page = (tmp_path / "demo1_reference.html").read_text()  # the text table, escaped, in a page
     text = page.split("<pre>", 1)[1].rsplit("</pre>", 1)[0]
     assert html.unescape(text) == (tmp_path / "demo1_reference.txt").read_text() and "<title>Demo 1" in page
     with pytest.raises(ValueError, match="unknown tables"):
-        R.write_tables(frames, tmp_path, names=["demo99_nothing"])
+        report.write_tables(frames, tmp_path, names=["demo99_nothing"])
     with pytest.raises(ValueError, match="no data for the tables"):
-        R.write_tables(frames, tmp_path, names=["demo3_training"])
+        report.write_tables(frames, tmp_path, names=["demo3_training"])

@@ -15,6 +15,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 from ..exact import off_policy_gradient, uniform_wrong_prompt
+from ..knobs import expand_rows
 
 TITLE = "off-policy rollouts and their corrections"
 SWITCHABLE = True
@@ -90,8 +91,6 @@ def _on_policy(cfg):
 def check_section(section, task, checks):
     """Its section's problems (rlvr.config.Checks): every row with a mismatch needs its on-policy
     partner among the rows, the same row without sampler_lag and sampler_noise."""
-    from ..config import expand_rows
-
     if not section["enabled"]:
         return
     rows = list(expand_rows(section["rows"], EXPERIMENT))
