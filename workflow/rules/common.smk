@@ -221,11 +221,13 @@ TRAINED = {frame: f".{kind}" for frame, kind in io.JOB_PARTS.items()}
 def figure_look(demo, inputs):
     """How a demo's figures show the estimators they draw (rlvr/codeversion.py's display
     version): those of its rows and of the demos it READS, and the gradient statistics' where it
-    draws them; so adding an estimator to one demo redraws that demo's figures, not every demo's."""
+    draws them: an estimator added to one demo redraws that demo's figures only."""
     demos = {demo.name, *getattr(demo.module, "READS", ())}
     methods = {row.method for name in demos for row in ROWS_BY_DEMO.get(name, ())}
     if {"gradstats", "exact"} & set(inputs):
-        methods |= set(GRADSTAT_JOBS) | set(config["gradient_stats"]["exact_curve"]["methods"])
+        methods |= set(GRADSTAT_JOBS) | set(
+            config["gradient_stats"]["exact_curve"]["methods"]
+        )
     return display_version(tuple(sorted(methods)))
 
 
