@@ -27,15 +27,27 @@ from rlvr.render import TABLE_FORMATS
 def compare_params_without_pandas():
     """Snakemake compares each job's params with its last run's through a serializer that
     imports pandas whenever it is installed (0.3 s, a fifth of a no-op rerun), for params that
-    are DataFrames. Every param here is a string, which its plain serializer writes the same
-    way: the records, and so what reruns, stay exactly as they were. Left alone if Snakemake's
-    internals change."""
+    are DataFrames. A plain Python value (every param here) goes to its plain serializer, which
+    its pandas one calls for such a value anyway; anything else still goes to the pandas one, so
+    no rerun decision can change, a future DataFrame param's included. Left alone if
+    Snakemake's internals change."""
     import snakemake.persistence
 
     P = getattr(snakemake.persistence, "PersistenceBase", None)
     plain = getattr(P, "_serialize_param_builtin", None)
-    if callable(plain) and isinstance(P.__dict__.get("_serialize_param"), property):
-        P._serialize_param = property(lambda self: self._serialize_param_builtin)
+    with_pandas = getattr(P, "_serialize_param_pandas", None)
+    if not (
+        callable(plain)
+        and callable(with_pandas)
+        and isinstance(P.__dict__.get("_serialize_param"), property)
+    ):
+        return
+    PLAIN = (type(None), bool, int, float, str, list, tuple, dict)
+
+    def serialize(self, value):
+        return (plain if isinstance(value, PLAIN) else with_pandas)(self, value)
+
+    P._serialize_param = property(lambda self: lambda value: serialize(self, value))
 
 
 compare_params_without_pandas()
