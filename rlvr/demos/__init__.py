@@ -2,7 +2,9 @@
 tables and figures, the training experiments that come from a `rows:` list, the pipeline's
 rules and report, the benchmark's lecture config, the tests.
 
-A demo is one module here (copy one): TITLE (its report heading), SWITCHABLE (its config section
+A demo is one module here (copy one): NUMBER (its place in the order: "demo 3", the table
+demo3_training; declared once, so a demo inserted between others renumbers none silently),
+TITLE (its report heading), SWITCHABLE (its config section
 of the same name has `enabled`), ROWS (that section's `rows:` list trains rows whose experiment
 is the demo's name), TEXT (its table's strings in English and Chinese), `table(frames, L)` ->
 (title, [(subtitle, head, rows)], footer) or None where the results hold none of its data, and
@@ -37,9 +39,9 @@ from . import (
     training,
 )
 
-MODULES = (reference, gradients, training, group_size, dynamic_sampling, passk_after_training, lr_sweep,
-           clipping, kl_penalty, loss_aggregation, shared_policy, rank_bias, negative_samples,
-           narrowing_remedies, off_policy, spurious_rewards)
+MODULES = (clipping, dynamic_sampling, gradients, group_size, kl_penalty, loss_aggregation, lr_sweep,
+           narrowing_remedies, negative_samples, off_policy, passk_after_training, rank_bias, reference,
+           shared_policy, spurious_rewards, training)
 
 
 class Demo(NamedTuple):
@@ -95,4 +97,9 @@ def _unless_missing(frames, fn, *args):
         raise
 
 
-DEMOS = tuple(Demo(i + 1, module) for i, module in enumerate(MODULES))
+# in the order of their numbers, which run 1, 2, ... with none twice (a demo added with a number
+# another has is refused here, not labelled wrong)
+DEMOS = tuple(sorted((Demo(module.NUMBER, module) for module in MODULES), key=lambda demo: demo.number))
+if [demo.number for demo in DEMOS] != list(range(1, len(DEMOS) + 1)):
+    raise ImportError(f"rlvr/demos/: the demos' NUMBERs are {[d.number for d in DEMOS]}, "
+                      f"not 1 .. {len(DEMOS)} once each")

@@ -9,6 +9,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 8  # its place in the lecture's order; its table is demo8_clipping
 TITLE = "clipping and inner updates"
 SWITCHABLE = True
 ROWS = True

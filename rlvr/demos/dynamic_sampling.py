@@ -10,6 +10,7 @@ from .. import claims as K
 from .. import figures as F
 from .. import style
 
+NUMBER = 5  # its place in the lecture's order; its table is demo5_dynamic_sampling
 TITLE = "dynamic sampling"
 SWITCHABLE = True
 ROWS = False

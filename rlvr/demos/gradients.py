@@ -10,6 +10,7 @@ from .. import render as R
 from .. import style
 from ..task import LEVEL_KEYS as LEVELS
 
+NUMBER = 2  # its place in the lecture's order; its table is demo2_gradients
 TITLE = "gradient estimators"
 SWITCHABLE = False
 ROWS = False

@@ -9,6 +9,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 4  # its place in the lecture's order; its table is demo4_group_size
 TITLE = "group size"
 SWITCHABLE = False
 ROWS = False

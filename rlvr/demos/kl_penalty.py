@@ -9,6 +9,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 9  # its place in the lecture's order; its table is demo9_kl_penalty
 TITLE = "KL to the reference"
 SWITCHABLE = True
 ROWS = True

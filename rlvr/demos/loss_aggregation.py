@@ -11,6 +11,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 10  # its place in the lecture's order; its table is demo10_loss_aggregation
 TITLE = "loss aggregation and lengths"
 SWITCHABLE = True
 ROWS = True

@@ -9,6 +9,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 7  # its place in the lecture's order; its table is demo7_lr_sweep
 TITLE = "learning-rate sweep"
 SWITCHABLE = True
 ROWS = True

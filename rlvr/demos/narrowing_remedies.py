@@ -12,6 +12,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 14  # its place in the lecture's order; its table is demo14_narrowing_remedies
 TITLE = "shared weights: what keeps pass@k"
 SWITCHABLE = True
 ROWS = True

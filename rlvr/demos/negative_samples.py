@@ -11,6 +11,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 13  # its place in the lecture's order; its table is demo13_negative_samples
 TITLE = "one sign of sample: PSR, NSR, W-REINFORCE"
 SWITCHABLE = True
 ROWS = True

@@ -17,6 +17,7 @@ from .. import style
 from ..exact import off_policy_gradient, uniform_wrong_prompt
 from ..knobs import expand_rows
 
+NUMBER = 15  # its place in the lecture's order; its table is demo15_off_policy
 TITLE = "off-policy rollouts and their corrections"
 SWITCHABLE = True
 ROWS = True

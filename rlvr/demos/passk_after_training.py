@@ -8,6 +8,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 6  # its place in the lecture's order; its table is demo6_passk_after_training
 TITLE = "pass@k after training"
 SWITCHABLE = False
 ROWS = False

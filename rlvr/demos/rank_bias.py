@@ -11,6 +11,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 12  # its place in the lecture's order; its table is demo12_rank_bias
 TITLE = "several correct answers: rank bias"
 SWITCHABLE = True
 ROWS = True

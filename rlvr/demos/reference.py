@@ -8,6 +8,7 @@ import numpy as np
 from .. import figures as F
 from ..task import LEVEL_KEYS as LEVELS
 
+NUMBER = 1  # its place in the lecture's order; its table is demo1_reference
 TITLE = "reference model"
 SWITCHABLE = False
 ROWS = False

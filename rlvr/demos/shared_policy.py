@@ -11,6 +11,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 11  # its place in the lecture's order; its table is demo11_shared_policy
 TITLE = "shared weights: RL narrows pass@k"
 SWITCHABLE = True
 ROWS = True

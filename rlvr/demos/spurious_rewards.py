@@ -19,6 +19,7 @@ from .. import style
 from ..objective import Objective, random_reward_logit_change
 from ..task import LEVEL_KEYS
 
+NUMBER = 16  # its place in the lecture's order; its table is demo16_spurious_rewards
 TITLE = "spurious rewards and the clip"
 SWITCHABLE = True
 ROWS = True

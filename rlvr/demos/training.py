@@ -11,6 +11,7 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 
+NUMBER = 3  # its place in the lecture's order; its table is demo3_training
 TITLE = "training"
 SWITCHABLE = False
 ROWS = True
