@@ -482,6 +482,8 @@ WRITES = {"train": ("run", "curve", "passk", "klgrad", "logits"), "tables": ("ou
 
 def _written(args):
     """The paths a command writes (or deletes) under, as its arguments name them."""
+    if getattr(args, "dry_run", False):  # `clean --dry-run` only lists
+        return []
     values = [getattr(args, name, None) for name in WRITES.get(args.command, ("out",))]
     return [p for value in values if value for p in (value if isinstance(value, list) else [value])]
 

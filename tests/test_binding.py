@@ -152,11 +152,18 @@ def test_no_run_starts_beside_a_live_one_whatever_its_flags(tiny_run, tmp_path):
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, work / name)
     tables = {p: p.read_bytes() for p in (work / "results" / "tables").iterdir()}
+    jobs = sorted((work / "results" / "runs").rglob("*.parquet"))
     live = hold_in_child(runlock.state_of(work / "results"))
     try:
         proc = snakemake(work, "-c1", "--nolock", "--no-hooks", "--forcerun", "tables", check=False)
         assert proc.returncode != 0 and f"pid {live.pid}" in proc.stderr, proc.stdout + proc.stderr
+        # nor does `rlvr clean` delete anything there, from any directory; its dry run may list
+        clean = rlvr("clean", "--results", str(work / "results"), "--logs", str(work / "logs"), "--yes",
+                     "--config", str(TINY), cwd=tmp_path)
+        assert clean.returncode == 2 and f"pid {live.pid}" in clean.stderr, clean.stdout + clean.stderr
+        assert rlvr("clean", "--results", str(work / "results"), "--dry-run", cwd=tmp_path).returncode == 0
     finally:
         live.kill()
         live.wait()
     assert {p: p.read_bytes() for p in (work / "results" / "tables").iterdir()} == tables
+    assert sorted((work / "results" / "runs").rglob("*.parquet")) == jobs
