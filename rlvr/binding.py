@@ -86,14 +86,15 @@ def plan(cfg, train_jobs, gradstat_jobs, gradstat_cases, code):
                                                         code("gradstats", job.methods), (task,))
     steps[NAMES["gradstats"]] = Step("aggregate", gradstat_order(gradstat_cases), code("aggregate"),
                                      tuple(job.path.removesuffix(".parquet") for job in gradstat_jobs))
-    for job in train_jobs:
+    paths = [job.path for job in train_jobs]
+    for job, path in zip(train_jobs, paths):
         step = Step("train", to_json(job), code("train", job.methods), (task,))
-        steps.update({f"{job.path}.{kind}": step for kind in JOB_FILES})
+        steps.update({f"{path}.{kind}": step for kind in JOB_FILES})
     for result, kind in AGGREGATES.items():
         steps[NAMES[result]] = Step("aggregate", "", code("aggregate"),
-                                    tuple(f"{job.path}.{kind}" for job in train_jobs))
+                                    tuple(f"{path}.{kind}" for path in paths))
     steps[NAMES["passk"]] = Step("aggregate", "", code("aggregate"),
-                                 (*(f"{job.path}.passk" for job in train_jobs), reference))
+                                 (*(f"{path}.passk" for path in paths), reference))
     return steps
 
 

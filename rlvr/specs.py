@@ -8,6 +8,7 @@ each job its spec as JSON; the job rebuilds it with `from_json` and computes fro
 import json
 import re
 from dataclasses import asdict, dataclass, field, fields, make_dataclass
+from functools import cached_property
 
 from .knobs import OPTIONAL, path_tokens
 
@@ -37,7 +38,7 @@ class _Job:
     COLUMNS = ("experiment", "method", "lr", "reward_offset", "G", "prompts_per_step", "max_rounds",
                *(knob.name for knob in OPTIONAL))
 
-    @property
+    @cached_property  # made from every knob: once a job (kept in the instance's __dict__)
     def row_path(self):
         """What names the row under results/, whatever its seeds; a knob away from its default
         adds its token and value (rlvr/knobs.py), so the lecture's rows keep their names."""
@@ -46,7 +47,7 @@ class _Job:
                 f"{path_tokens({k.name: getattr(self, k.name) for k in OPTIONAL})}"
                 f"{f'_set{self.settings_id}' if self.settings_id else ''}")
 
-    @property
+    @cached_property
     def path(self):
         """Path of this job's files under results/, without the suffix: the row's, then its seeds."""
         return f"{self.row_path}{SEEDS}{seeds_label(self.seeds)}"
