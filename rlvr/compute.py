@@ -1,45 +1,70 @@
-"""The whole pipeline in one process (`python -m rlvr all`): the same jobs, in the same order,
-through the same functions, as the Snakemake rules run them one by one."""
+"""The whole pipeline in one process (`python -m rlvr all`): the plan's steps (rlvr/binding.py,
+the very steps, specs and inputs the Snakemake rules take), in order, through the functions the
+pipeline's jobs call, each from the tables of its inputs in memory instead of their files."""
 
+import json
 from pathlib import Path
 
+from . import binding, io
 from . import config as C
-from . import io
 
 RESULT_FILES = io.RESULT_FILES  # the Parquet file each result goes to
+# a training job's tables, in the order rlvr.training.row_columns returns them (its policies'
+# logits, the fifth, are a job's file only: never aggregated, not kept here)
+TRAINED = ("run", "curve", "passk", "klgrad")
 
 
 def compute_all(cfg, log=lambda msg: None):
-    """Every stage of a validated config: {name: pyarrow Table}, keys as RESULT_FILES."""
+    """Every result of a validated config: {name: pyarrow Table}, keys as RESULT_FILES."""
+    import pyarrow as pa
+
+    from .task import task_columns, task_from_columns
+
+    steps = binding.plan(cfg, C.train_jobs(C.train_rows(cfg)), C.gradstat_jobs(cfg), C.gradstat_cases(cfg),
+                         code=lambda stage, methods=(): "")
+    total = {stage: len({s.spec for s in steps.values() if s.stage == stage})  # jobs, not files
+             for stage in ("gradstats", "train")}
+    made, done, task, ran = {}, {"gradstats": 0, "train": 0}, None, set()
+    for name, step in steps.items():
+        if step in ran:  # a training job's other files, made with its first
+            continue
+        ran.add(step)
+        if step.stage == "task":  # first: every other step but the exact curve reads it
+            columns = task_columns(json.loads(step.spec))
+            made[name], task = pa.table(columns), task_from_columns(columns)
+            continue
+        made.update(_make(name, step, made, task))
+        if step.stage in done:
+            done[step.stage] += 1
+            log(f"{'gradient stats' if step.stage == 'gradstats' else 'training'} "
+                f"{done[step.stage]}/{total[step.stage]}: {name.rpartition('.')[0] or name}")
+    return {key: made[binding.NAMES[key]] for key in RESULT_FILES}
+
+
+def _make(name, step, made, task):
+    """{name: table} of what one step makes from the tables made before it and the task (a
+    training step: each of its job's files)."""
     import pyarrow as pa
 
     from .gradstats import exact_curve_columns, gradstat_job_columns
     from .metrics import reference_columns
-    from .task import task_columns, task_from_columns
+    from .specs import GradStatJob, TrainRow, from_json
     from .training import row_columns
 
-    task_cols = task_columns(cfg["task"])
-    task = task_from_columns(task_cols)
-    ref, gs = cfg["reference"], cfg["gradient_stats"]
-    tables = {"task": pa.table(task_cols),
-              "reference": pa.table(reference_columns(task, ref["k"], ref["n_samples"], ref["seed"])),
-              "exact": pa.table(exact_curve_columns(gs["exact_curve"]["methods"], gs["G"], task["M"],
-                                                    gs["exact_curve"]["n_points"]))}
-    jobs = C.gradstat_jobs(cfg)
-    parts = []
-    for i, job in enumerate(jobs):
-        parts.append(pa.table(gradstat_job_columns(task, job)))
-        log(f"gradient stats {i + 1}/{len(jobs)}: {job.method}")
-    tables["gradstats"] = io.concat_tables(parts, [job.path for job in jobs], C.gradstat_cases(cfg))
-    rows = C.train_rows(cfg)
-    outs = {"runs": [], "curves": [], "passk": [], "klgrad": []}
-    for i, row in enumerate(rows):
-        for name, cols in zip(outs, row_columns(task, row)[:4]):  # the logits: a job's file only
-            outs[name].append(pa.table(cols))
-        log(f"training {i + 1}/{len(rows)}: {row.path}, {len(row.seeds)} seeds")
-    tables.update({name: io.concat_tables(parts, [row.path for row in rows]) for name, parts in outs.items()})
-    tables["passk"] = io.with_reference_rows(tables["passk"], tables["reference"])
-    return tables
+    spec = json.loads(step.spec) if step.spec else None
+    if step.stage == "exact":
+        return {name: pa.table(exact_curve_columns(spec["methods"], spec["G"], spec["M"], spec["n_points"]))}
+    if step.stage == "reference":
+        return {name: pa.table(reference_columns(task, spec["k"], spec["n_samples"], spec["seed"]))}
+    if step.stage == "gradstats":
+        return {name: pa.table(gradstat_job_columns(task, from_json(GradStatJob, step.spec)))}
+    if step.stage == "train":
+        row = from_json(TrainRow, step.spec)
+        return {f"{row.path}.{kind}": pa.table(cols) for kind, cols in zip(TRAINED, row_columns(task, row))}
+    tables = [made[i] for i in step.inputs]  # an aggregate
+    if name == binding.NAMES["passk"]:  # the trained policies' pass@k, then the reference's rows
+        return {name: io.with_reference_rows(io.concat_tables(tables[:-1], step.inputs[:-1]), tables[-1])}
+    return {name: io.concat_tables(tables, step.inputs, spec)}
 
 
 def write_results(tables, directory, cfg):
