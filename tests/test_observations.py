@@ -518,6 +518,43 @@ def test_demo14_with_four_correct_answers_the_unlikeliness_reward_narrows_as_grp
         assert _ref(default_results, "all", 256) - m > 3 * se, (m, se)
 
 
+def _off_policy_level_gaps(res, mismatch, value, correction):
+    """{level: per-seed final pass@1 of `correction` (C = 2) minus no correction} for the sampler
+    with `mismatch` = value (demo 15)."""
+    runs = res["runs"]
+    runs = runs[(runs["experiment"] == "off_policy") & (runs[mismatch] == value)]
+    this = runs[(runs["is_correction"] == correction) & (runs["is_cap"] == 2.0)].set_index("seed")
+    base = runs[runs["is_correction"] == "none"].set_index("seed")
+    assert len(this) == len(base) == 10
+    return {lv: (this[f"final_pass1_{lv}"] - base[f"final_pass1_{lv}"]).to_numpy()
+            for lv in ("easy", "medium", "hard", "very_hard")}
+
+
+def test_demo15_masking_loses_most_on_the_very_hard_prompts_for_a_stale_sampler_only(default_results):
+    """Masking at C = 2 against no correction: with a sampler 64 steps stale it loses most on the
+    very hard prompts (by > 3 s.e. more than on the hard ones, paired); with the perturbed sampler
+    (σ = 2) it loses more on the medium prompts than on the very hard ones. The computed claim
+    names the level for each."""
+    stale = _off_policy_level_gaps(default_results, "sampler_lag", 64, "masked")
+    d, se = _mean_se(stale["very_hard"] - stale["hard"])
+    assert -d > 3 * se, (d, se)
+    noisy = _off_policy_level_gaps(default_results, "sampler_noise", 2.0, "masked")
+    d, se = _mean_se(noisy["medium"] - noisy["very_hard"])
+    assert -d > 3 * se, (d, se)
+    made = report.by_key(default_results)
+    assert "loses most on the very hard prompts" in made["off_policy.sampler_lag_by_level"].text.split(
+        "masked (C = 2)")[1]
+    noise_masked = made["off_policy.sampler_noise_by_level"].text.split("masked (C = 2)")[1]
+    assert "loses most on the medium" in noise_masked and "very hard prompts" not in noise_masked
+
+
+def test_demo15_truncation_against_a_perturbed_sampler_costs_the_very_hard_prompts(default_results):
+    """Truncation at C = 2 with the σ = 2 sampler ends below no correction on the very hard
+    prompts (> 3 s.e., paired): it does not under-weight only what the policy newly learnt."""
+    d, se = _mean_se(_off_policy_level_gaps(default_results, "sampler_noise", 2.0, "truncated")["very_hard"])
+    assert -d > 3 * se, (d, se)
+
+
 # --- the claims the demos compute (rlvr/claims.py), on the default config ---
 
 
