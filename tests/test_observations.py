@@ -425,6 +425,19 @@ def test_demo12_grpo_concentrates_on_the_likeliest_correct_answer(default_result
     assert final.max() < 0.3  # from 1.137 nats: every seed
 
 
+def test_demo12_the_unlikeliness_reward_concentrates_too_less_than_grpo(default_results):
+    """The unlikeliness reward's final correct-answer entropy is below step 0's 1.137 nats by more
+    than 3 s.e. (it concentrates too) and above GRPO's on the same seeds; its claim says so."""
+    own = _rank_bias(default_results, "entropy_correct", "unlikeliness", 1, 0.2)
+    grpo = _rank_bias(default_results, "entropy_correct", "grpo", 1, 0.2)
+    m, se = _mean_se(own - 1.137)
+    assert -m > 3 * se and m > -0.7, (m, se)
+    d, se = _mean_se(own - grpo)
+    assert d > 3 * se, (d, se)
+    assert "unlikeliness reward lowers its correct-answer entropy by" in report.by_key(
+        default_results)["rank_bias.unlikeliness"].text
+
+
 def test_demo12_the_unlikeliness_reward_and_more_epochs_keep_correct_answers_spread(default_results):
     """At equal pass@1 (0.75), paired with GRPO μ = 1: unlikeliness > μ = 4 > μ = 2 > 0, each step
     by more than 3 s.e.; clip-higher lowers the entropy at μ = 2 and 4; the unlikeliness reward
@@ -553,6 +566,27 @@ def test_demo15_truncation_against_a_perturbed_sampler_costs_the_very_hard_promp
     prompts (> 3 s.e., paired): it does not under-weight only what the policy newly learnt."""
     d, se = _mean_se(_off_policy_level_gaps(default_results, "sampler_noise", 2.0, "truncated")["very_hard"])
     assert -d > 3 * se, (d, se)
+
+
+def test_demo16_the_clip_limits_a_drift_and_adds_no_gain_of_its_own(default_results):
+    """On random ½ rewards every clipped μ = 4 setting ends with a lower easy-prompt pass@1 than
+    μ = 1 at the same lr and a higher one than μ = 4 without the clip (each > 3 s.e., paired by
+    seed): the clip limits the unclipped updates' drift; no clip drift upwards is visible."""
+    runs = default_results["runs"]
+    runs = runs[runs["experiment"] == "spurious_rewards"]
+    clipped = runs[(runs["epochs"] > 1) & (runs["clip_high"] < np.inf)]
+    assert len(clipped) == 40
+    for (lr, hi), g in clipped.groupby(["lr", "clip_high"]):
+        g = g.set_index("seed")["final_pass1_easy"]
+        same = runs[runs["lr"] == lr]
+        one = same[same["epochs"] == 1].set_index("seed")["final_pass1_easy"]
+        free = same[(same["epochs"] > 1) & (same["clip_high"] == np.inf)]
+        free = free.set_index("seed")["final_pass1_easy"]
+        d, se = _mean_se((g - one).to_numpy())
+        assert -d > 3 * se, (lr, hi, d, se)
+        d, se = _mean_se((g - free).to_numpy())
+        assert d > 3 * se, (lr, hi, d, se)
+    assert "lowers it by" in report.by_key(default_results)["spurious_rewards.trust_region"].text
 
 
 # --- the claims the demos compute (rlvr/claims.py), on the default config ---
