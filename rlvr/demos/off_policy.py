@@ -216,8 +216,9 @@ def _gaps(runs, mismatch):
 
 def claims(frames):
     """What FINDINGS.md says of this demo, computed: each mismatch's cost at each size without a
-    correction, and what each correction leaves of it at the largest size, paired with on-policy
-    and with no correction."""
+    correction, what each correction leaves of it at the largest size, paired with on-policy and
+    with no correction, and per difficulty level each capped correction against no correction and
+    where it loses most, for each sampler (stale, perturbed) apart."""
     runs = _runs(frames)
     if runs is None:
         return []

@@ -181,7 +181,9 @@ def table(frames, L):
 def claims(frames):
     """What FINDINGS.md says of this demo, computed: each setting's change of the easy prompts'
     pass@1 from the reference, whether any clipped setting raises it beyond 3 s.e. while the same lr
-    without the clip does not, and the exact expected logit change on the example prompt."""
+    without the clip does not, each clipped μ > 1 setting against μ = 1 and against no clip
+    (paired: a trust region, or a gain of the clip's own), and the exact expected logit change on
+    the example prompt."""
     runs = _runs(frames)
     if runs is None:
         return []
