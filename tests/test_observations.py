@@ -425,7 +425,13 @@ def test_demo12_grpo_concentrates_on_the_likeliest_correct_answer(default_result
     assert final.max() < 0.3  # from 1.137 nats: every seed
 
 
-def test_demo12_the_unlikeliness_reward_concentrates_too_less_than_grpo(default_results):
+@pytest.fixture(scope="module")
+def made(default_results):
+    """{key: Claim} of every demo's claims on the default config, computed once."""
+    return report.by_key(default_results)
+
+
+def test_demo12_the_unlikeliness_reward_concentrates_too_less_than_grpo(default_results, made):
     """The unlikeliness reward's final correct-answer entropy is below step 0's 1.137 nats by more
     than 3 s.e. (it concentrates too) and above GRPO's on the same seeds; its claim says so."""
     own = _rank_bias(default_results, "entropy_correct", "unlikeliness", 1, 0.2)
@@ -434,8 +440,7 @@ def test_demo12_the_unlikeliness_reward_concentrates_too_less_than_grpo(default_
     assert -m > 3 * se and m > -0.7, (m, se)
     d, se = _mean_se(own - grpo)
     assert d > 3 * se, (d, se)
-    assert "unlikeliness reward lowers its correct-answer entropy by" in report.by_key(
-        default_results)["rank_bias.unlikeliness"].text
+    assert "unlikeliness reward lowers its correct-answer entropy by" in made["rank_bias.unlikeliness"].text
 
 
 def test_demo12_the_unlikeliness_reward_and_more_epochs_keep_correct_answers_spread(default_results):
@@ -543,7 +548,7 @@ def _off_policy_level_gaps(res, mismatch, value, correction):
             for lv in ("easy", "medium", "hard", "very_hard")}
 
 
-def test_demo15_masking_loses_most_on_the_very_hard_prompts_for_a_stale_sampler_only(default_results):
+def test_demo15_masking_loses_most_on_the_very_hard_prompts_for_a_stale_sampler_only(default_results, made):
     """Masking at C = 2 against no correction: with a sampler 64 steps stale it loses most on the
     very hard prompts (by > 3 s.e. more than on the hard ones, paired); with the perturbed sampler
     (σ = 2) it loses more on the medium prompts than on the very hard ones. The computed claim
@@ -554,7 +559,6 @@ def test_demo15_masking_loses_most_on_the_very_hard_prompts_for_a_stale_sampler_
     noisy = _off_policy_level_gaps(default_results, "sampler_noise", 2.0, "masked")
     d, se = _mean_se(noisy["medium"] - noisy["very_hard"])
     assert -d > 3 * se, (d, se)
-    made = report.by_key(default_results)
     assert "loses most on the very hard prompts" in made["off_policy.sampler_lag_by_level"].text.split(
         "masked (C = 2)")[1]
     noise_masked = made["off_policy.sampler_noise_by_level"].text.split("masked (C = 2)")[1]
@@ -568,7 +572,7 @@ def test_demo15_truncation_against_a_perturbed_sampler_costs_the_very_hard_promp
     assert -d > 3 * se, (d, se)
 
 
-def test_demo16_the_clip_limits_a_drift_and_adds_no_gain_of_its_own(default_results):
+def test_demo16_the_clip_limits_a_drift_and_adds_no_gain_of_its_own(default_results, made):
     """On random ½ rewards every clipped μ = 4 setting ends with a lower easy-prompt pass@1 than
     μ = 1 at the same lr and a higher one than μ = 4 without the clip (each > 3 s.e., paired by
     seed): the clip limits the unclipped updates' drift; no clip drift upwards is visible."""
@@ -586,7 +590,7 @@ def test_demo16_the_clip_limits_a_drift_and_adds_no_gain_of_its_own(default_resu
         assert -d > 3 * se, (lr, hi, d, se)
         d, se = _mean_se((g - free).to_numpy())
         assert d > 3 * se, (lr, hi, d, se)
-    assert "lowers it by" in report.by_key(default_results)["spurious_rewards.trust_region"].text
+    assert "lowers it by" in made["spurious_rewards.trust_region"].text
 
 
 # --- the claims the demos compute (rlvr/claims.py), on the default config ---
@@ -612,10 +616,9 @@ def test_every_claim_states_only_the_orderings_its_data_resolves(every_claim):
 DOCS = ("README.md", "FINDINGS.md", "GUIDE.md", "BENCHMARKS.md", "results/README.md")
 
 
-def test_the_docs_quote_the_claims_the_results_make(default_results):
+def test_the_docs_quote_the_claims_the_results_make(made):
     """Every claim a document quotes is the sentence the demo computes from the default config's
     results (`python -m rlvr claims --doc FINDINGS.md` rewrites them); FINDINGS.md quotes some."""
-    made = report.by_key(default_results)
     assert K.quoted((REPO / "FINDINGS.md").read_text()), "FINDINGS.md quotes no claim"
     for doc in DOCS:
         for key, sentence in K.quoted((REPO / doc).read_text()).items():
