@@ -151,8 +151,12 @@ def random_reward_logit_change(logits, G, method, objective, lr, p_reward=0.5, m
     Every group (M^G answer tuples x 2^G reward tuples) is one row of a single batch, weighted by
     its probability, so the sum is exact; refused beyond max_rows rows (16 answers x G = 8 is 10^12).
     With μ = 1 it is 0 for any estimator whose advantages depend only on the rewards: the rewards
-    are independent of the answers and E_y[e_y − π] = 0. Beyond the first update the clip sees the
-    ratio π(y)/π_old(y), which depends on the answer. An estimator that reads more than the rewards
+    are independent of the answers and E_y[e_y − π] = 0. That needs every weight of an answer to be
+    independent of which answer it is: not so for the unlikeliness reward (log π_old), k2 or k3 in
+    the loss or any KL in the reward (log π/π_ref), length-dependent aggregation with a non-zero
+    mean advantage, or an off-policy sampler with E[A] ≠ 0. Beyond the first update the clip sees
+    the ratio π(y)/π_old(y), which depends on the answer; without the clip the change is not 0
+    either (a drift, not a random walk). An estimator that reads more than the rewards
     (π, log π, a learned baseline) is refused by rlvr.estimators.advantages; a batch estimator's
     statistics are the population's of this prompt's groups (the large-batch limit, as exact_moments)."""
     from itertools import product

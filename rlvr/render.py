@@ -12,6 +12,7 @@ import html
 import numpy as np
 
 from . import analysis as A
+from . import claims as K
 from .task import LEVEL_KEYS as LEVELS
 from .text import display_width, pad
 
@@ -66,8 +67,8 @@ def crossover(g, L):
     crossed = g["crossover_k"][g["crossover_k"] > 0]
     if not len(crossed):
         return L["never"]
-    if len(crossed) == len(g):
-        return A.pm(crossed, 0)
+    if len(crossed) == len(g):  # as many decimals as keep its s.e. from showing as 0
+        return K.number(K.over_seeds(crossed), 0)
     return L["crossed_some"].format(k=crossed.mean(), n=len(crossed), N=len(g))
 
 

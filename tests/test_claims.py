@@ -24,6 +24,17 @@ def test_a_difference_is_worded_by_its_standard_error():
     assert K.over_seeds([1.0, 2.0, 3.0]) == K.Difference(2.0, pytest.approx(0.57735, abs=1e-5), 3)
 
 
+def test_a_crossing_k_shows_its_standard_error():
+    """A mean k over seeds printed with 0 decimals would read "88 ± 0" for an s.e. of 0.4: the
+    claims and demo 14's table show as many decimals as keep the s.e. from rounding to 0."""
+    from rlvr import render as R
+
+    crossed = [88, 89, 88, 90, 88, 87, 89, 88, 88, 89]
+    assert K.number(K.over_seeds(crossed), 0) == "88.4 ± 0.3"
+    assert R.crossover(__import__("pandas").DataFrame({"crossover_k": crossed}), {}) == "88.4 ± 0.3"
+    assert K.number(K.over_seeds([200, 222, 240]), 0) == "221 ± 12"  # a large s.e. keeps 0 decimals
+
+
 def test_the_cli_rewrites_a_stale_quote_and_check_refuses_it(tiny_run, tmp_path):
     results = tiny_run / "results"
     made = report.by_key(read_results(results))

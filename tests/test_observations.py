@@ -425,6 +425,24 @@ def test_demo12_grpo_concentrates_on_the_likeliest_correct_answer(default_result
     assert final.max() < 0.3  # from 1.137 nats: every seed
 
 
+@pytest.fixture(scope="module")
+def made(default_results):
+    """{key: Claim} of every demo's claims on the default config, computed once."""
+    return report.by_key(default_results)
+
+
+def test_demo12_the_unlikeliness_reward_concentrates_too_less_than_grpo(default_results, made):
+    """The unlikeliness reward's final correct-answer entropy is below step 0's 1.137 nats by more
+    than 3 s.e. (it concentrates too) and above GRPO's on the same seeds; its claim says so."""
+    own = _rank_bias(default_results, "entropy_correct", "unlikeliness", 1, 0.2)
+    grpo = _rank_bias(default_results, "entropy_correct", "grpo", 1, 0.2)
+    m, se = _mean_se(own - 1.137)
+    assert -m > 3 * se and m > -0.7, (m, se)
+    d, se = _mean_se(own - grpo)
+    assert d > 3 * se, (d, se)
+    assert "unlikeliness reward lowers its correct-answer entropy by" in made["rank_bias.unlikeliness"].text
+
+
 def test_demo12_the_unlikeliness_reward_and_more_epochs_keep_correct_answers_spread(default_results):
     """At equal pass@1 (0.75), paired with GRPO μ = 1: unlikeliness > μ = 4 > μ = 2 > 0, each step
     by more than 3 s.e.; clip-higher lowers the entropy at μ = 2 and 4; the unlikeliness reward
@@ -518,6 +536,63 @@ def test_demo14_with_four_correct_answers_the_unlikeliness_reward_narrows_as_grp
         assert _ref(default_results, "all", 256) - m > 3 * se, (m, se)
 
 
+def _off_policy_level_gaps(res, mismatch, value, correction):
+    """{level: per-seed final pass@1 of `correction` (C = 2) minus no correction} for the sampler
+    with `mismatch` = value (demo 15)."""
+    runs = res["runs"]
+    runs = runs[(runs["experiment"] == "off_policy") & (runs[mismatch] == value)]
+    this = runs[(runs["is_correction"] == correction) & (runs["is_cap"] == 2.0)].set_index("seed")
+    base = runs[runs["is_correction"] == "none"].set_index("seed")
+    assert len(this) == len(base) == 10
+    return {lv: (this[f"final_pass1_{lv}"] - base[f"final_pass1_{lv}"]).to_numpy()
+            for lv in ("easy", "medium", "hard", "very_hard")}
+
+
+def test_demo15_masking_loses_most_on_the_very_hard_prompts_for_a_stale_sampler_only(default_results, made):
+    """Masking at C = 2 against no correction: with a sampler 64 steps stale it loses most on the
+    very hard prompts (by > 3 s.e. more than on the hard ones, paired); with the perturbed sampler
+    (σ = 2) it loses more on the medium prompts than on the very hard ones. The computed claim
+    names the level for each."""
+    stale = _off_policy_level_gaps(default_results, "sampler_lag", 64, "masked")
+    d, se = _mean_se(stale["very_hard"] - stale["hard"])
+    assert -d > 3 * se, (d, se)
+    noisy = _off_policy_level_gaps(default_results, "sampler_noise", 2.0, "masked")
+    d, se = _mean_se(noisy["medium"] - noisy["very_hard"])
+    assert -d > 3 * se, (d, se)
+    assert "loses most on the very hard prompts" in made["off_policy.sampler_lag_by_level"].text.split(
+        "masked (C = 2)")[1]
+    noise_masked = made["off_policy.sampler_noise_by_level"].text.split("masked (C = 2)")[1]
+    assert "loses most on the medium" in noise_masked and "very hard prompts" not in noise_masked
+
+
+def test_demo15_truncation_against_a_perturbed_sampler_costs_the_very_hard_prompts(default_results):
+    """Truncation at C = 2 with the σ = 2 sampler ends below no correction on the very hard
+    prompts (> 3 s.e., paired): it does not under-weight only what the policy newly learnt."""
+    d, se = _mean_se(_off_policy_level_gaps(default_results, "sampler_noise", 2.0, "truncated")["very_hard"])
+    assert -d > 3 * se, (d, se)
+
+
+def test_demo16_the_clip_limits_a_drift_and_adds_no_gain_of_its_own(default_results, made):
+    """On random ½ rewards every clipped μ = 4 setting ends with a lower easy-prompt pass@1 than
+    μ = 1 at the same lr and a higher one than μ = 4 without the clip (each > 3 s.e., paired by
+    seed): the clip limits the unclipped updates' drift; no clip drift upwards is visible."""
+    runs = default_results["runs"]
+    runs = runs[runs["experiment"] == "spurious_rewards"]
+    clipped = runs[(runs["epochs"] > 1) & (runs["clip_high"] < np.inf)]
+    assert len(clipped) == 40
+    for (lr, hi), g in clipped.groupby(["lr", "clip_high"]):
+        g = g.set_index("seed")["final_pass1_easy"]
+        same = runs[runs["lr"] == lr]
+        one = same[same["epochs"] == 1].set_index("seed")["final_pass1_easy"]
+        free = same[(same["epochs"] > 1) & (same["clip_high"] == np.inf)]
+        free = free.set_index("seed")["final_pass1_easy"]
+        d, se = _mean_se((g - one).to_numpy())
+        assert -d > 3 * se, (lr, hi, d, se)
+        d, se = _mean_se((g - free).to_numpy())
+        assert d > 3 * se, (lr, hi, d, se)
+    assert "lowers it by" in made["spurious_rewards.trust_region"].text
+
+
 # --- the claims the demos compute (rlvr/claims.py), on the default config ---
 
 
@@ -541,10 +616,9 @@ def test_every_claim_states_only_the_orderings_its_data_resolves(every_claim):
 DOCS = ("README.md", "FINDINGS.md", "GUIDE.md", "BENCHMARKS.md", "results/README.md")
 
 
-def test_the_docs_quote_the_claims_the_results_make(default_results):
+def test_the_docs_quote_the_claims_the_results_make(made):
     """Every claim a document quotes is the sentence the demo computes from the default config's
     results (`python -m rlvr claims --doc FINDINGS.md` rewrites them); FINDINGS.md quotes some."""
-    made = report.by_key(default_results)
     assert K.quoted((REPO / "FINDINGS.md").read_text()), "FINDINGS.md quotes no claim"
     for doc in DOCS:
         for key, sentence in K.quoted((REPO / doc).read_text()).items():

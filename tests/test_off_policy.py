@@ -168,3 +168,22 @@ def test_bad_knobs_are_refused_and_random_draws_do_not_depend_on_the_seeds_besid
     alone = train(task, "grpo", 6, 4, 4, 2.0, 1, **knobs)
     assert both[1]["logits"].tolist() == alone["logits"].tolist()
     assert both[0]["logits"].tolist() != alone["logits"].tolist()
+
+
+def test_where_a_correction_loses_most_is_named_only_when_resolved():
+    """Demo 15's per-level claim names one level only where its loss is resolved below 0 and
+    resolved beyond the next level's (paired by seed); two close levels are named together."""
+    import pandas as pd
+
+    from rlvr.demos.off_policy import _most_lost
+
+    seeds = pd.Index(range(10), name="seed")
+    noise = pd.Series(np.linspace(-0.01, 0.01, 10), index=seeds)
+    one = {"easy": noise * 0, "hard": -0.1 + noise, "very_hard": -0.3 + noise}
+    text, diffs = _most_lost(one)
+    assert text.startswith("it loses most on the very hard prompts (0.2") and len(diffs) == 2
+    two = {"easy": noise * 0, "medium": -0.30 + noise, "hard": -0.29 - noise}
+    text, diffs = _most_lost(two)
+    assert text.startswith("it loses most on the medium and hard prompts") and not diffs[1].resolved
+    text, diffs = _most_lost({"easy": noise, "hard": noise * 2})
+    assert text == "it loses resolvably on no level" and diffs == []

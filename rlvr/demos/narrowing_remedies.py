@@ -89,7 +89,7 @@ def claims(frames):
     def crossing(g):
         crossed = g["crossover_k"][g["crossover_k"] > 0]
         return (f"in none of its {len(g)} seeds" if not len(crossed) else
-                f"from k = {A.pm(crossed, 0)} on ({len(crossed)} of {len(g)} seeds)")
+                f"from k = {K.number(K.over_seeds(crossed), 0)} on ({len(crossed)} of {len(g)} seeds)")
 
     kl = A.select_rows(runs, method="grpo", correct_answers=1)
     kl = kl[kl["shared_lr"] > 0]

@@ -16,6 +16,7 @@ from .. import render as R
 from .. import style
 from ..exact import off_policy_gradient, uniform_wrong_prompt
 from ..knobs import expand_rows
+from ..task import LEVEL_KEYS, LEVEL_NAMES_EN
 
 NUMBER = 15  # its place in the lecture's order; its table is demo15_off_policy
 TITLE = "off-policy rollouts and their corrections"
@@ -79,6 +80,8 @@ TEXT = {
     },
 }
 
+LEVELS = tuple(reversed(LEVEL_KEYS))  # easy first, as the tables read
+LEVEL_NAMES = dict(zip(LEVEL_KEYS, LEVEL_NAMES_EN))
 SAMPLER_SHARES = (1.5, 1.0, 0.5, 0.25, 0.125, 0.0625)  # π_sampler(correct) / π(correct) in the exact part
 
 
@@ -213,8 +216,9 @@ def _gaps(runs, mismatch):
 
 def claims(frames):
     """What FINDINGS.md says of this demo, computed: each mismatch's cost at each size without a
-    correction, and what each correction leaves of it at the largest size, paired with on-policy
-    and with no correction."""
+    correction, what each correction leaves of it at the largest size, paired with on-policy and
+    with no correction, and per difficulty level each capped correction against no correction and
+    where it loses most, for each sampler (stale, perturbed) apart."""
     runs = _runs(frames)
     if runs is None:
         return []
@@ -242,6 +246,11 @@ def claims(frames):
         if parts:
             text = f"At {what.format(v=largest)}: " + "; ".join(parts) + f" ({seeds} seeds, paired)"
             out.append(K.Claim(f"{mismatch}_corrections", text, tuple(diffs)))
+        by_level = _by_level(runs, gaps, largest)
+        if by_level:
+            text, diffs = by_level
+            out.append(K.Claim(f"{mismatch}_by_level", f"At {what.format(v=largest)}, {text}",
+                               tuple(diffs)))
     cap = _cap(runs)
     kept = {c: _share_words(kept_share(c, cap, 0.25)) for c in ("truncated", "full", "masked")}
     out.append(K.Claim("truncation_exact", (
@@ -250,6 +259,57 @@ def claims(frames):
         f"gradient of π(correct), full IS {kept['full']} it and masking at C = {cap:g} {kept['masked']} it"),
         ()))
     return out
+
+
+def _level_gaps(runs, cfg):
+    """{level: per-seed differences} of cfg's final pass@1 on each difficulty level minus no
+    correction's (the same sampler, is_correction none), paired by seed: {} where no such runs are."""
+    this = A.select_rows(runs, **cfg)
+    base = A.select_rows(runs, **{**cfg, "is_correction": "none", "is_cap": None})
+    if not len(this) or not len(base):
+        return {}
+    columns = [f"final_pass1_{level}" for level in LEVELS if f"final_pass1_{level}" in runs]
+    return {c.removeprefix("final_pass1_"): A.paired(this, base, c, on=("seed",)).set_index("seed")[c]
+            for c in columns}
+
+
+def _most_lost(gaps):
+    """Where per-level gaps ({level: per-seed differences}) lose most, in words, and the
+    Differences it adds to the levels' own: the largest loss must be resolved below 0, and larger
+    than the next level's loss (paired by seed) to be named alone."""
+    mean = {lv: g.mean() for lv, g in gaps.items()}
+    worst, second = sorted(gaps, key=mean.get)[:2]
+    d = K.over_seeds(gaps[worst])
+    if not (d.resolved and d.mean < 0):
+        return "it loses resolvably on no level", []
+    margin = K.over_seeds((gaps[second] - gaps[worst]).dropna())
+    if margin.resolved:
+        return (f"it loses most on the {LEVEL_NAMES[worst]} prompts ({K.number(margin, 3)} more than on "
+                f"the {LEVEL_NAMES[second]} ones)"), [d, margin]
+    return (f"it loses most on the {LEVEL_NAMES[worst]} and {LEVEL_NAMES[second]} prompts (the two "
+            f"differ by {K.signed(margin)})"), [d, margin]
+
+
+def _by_level(runs, gaps, largest):
+    """Each capped correction at the largest mismatch against no correction, per difficulty
+    level, and where it loses most: (text, Differences) or None."""
+    parts, diffs, seeds = [], [], 0
+    for (correction, _), values in gaps.items():
+        for v, _, cfg in values:
+            if correction not in CAPPED or v != largest:
+                continue
+            levels = _level_gaps(runs, cfg)
+            if not levels:
+                continue
+            per = {lv: K.over_seeds(g) for lv, g in levels.items()}
+            most, rests = _most_lost(levels)
+            each = ", ".join(f"{LEVEL_NAMES[lv]} {K.signed(d)}" for lv, d in per.items())
+            parts.append(f"{_correction(cfg)} against no correction, per level: {each}; {most}")
+            diffs += [*per.values(), *rests]
+            seeds = min(d.seeds for d in per.values())
+    if not parts:
+        return None
+    return "; ".join(parts) + f" (final pass@1, {seeds} seeds, paired)", diffs
 
 
 def _share_words(share):

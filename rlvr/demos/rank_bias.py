@@ -120,8 +120,9 @@ def table(frames, L):
 
 
 def claims(frames):
-    """What FINDINGS.md says of this demo, computed: GRPO's concentration, and against GRPO at one
-    update per batch (paired by seed) the unlikeliness reward, more updates, a higher ε_high."""
+    """What FINDINGS.md says of this demo, computed: GRPO's concentration, the unlikeliness
+    reward's own (its entropy falls too, less), and against GRPO at one update per batch (paired
+    by seed) the unlikeliness reward, more updates, a higher ε_high."""
     found = runs_at_target(frames)
     if found is None:
         return []
@@ -143,11 +144,15 @@ def claims(frames):
         at = K.paired(runs, "entropy_correct_at", unlikely, grpo)
         final = K.paired(runs, "entropy_correct", unlikely, grpo)
         pass1 = K.paired(runs, "final_pass1", unlikely, grpo)
+        own = A.select_rows(runs, **unlikely)["entropy_correct"]
+        fall = K.over_seeds(own - h0)  # it concentrates too, if this is resolved below 0
         out.append(K.Claim("unlikeliness", (
-            f"Against GRPO, the unlikeliness reward "
+            f"Over {end} steps the unlikeliness reward "
+            f"{K.change(fall, 'its correct-answer entropy', unit=' nats')} "
+            f"(from {h0:.3f} at step 0 to {A.pm(own)}). Against GRPO, the unlikeliness reward "
             f"{K.change(at, f'the correct-answer entropy at pass@1 {target:g}', unit=' nats')}"
             f" ({K.change(final, 'it at the end', unit=' nats')}) and {K.change(pass1, 'the final pass@1')} "
-            f"({at.seeds} seeds, paired)"), (at, final, pass1)))
+            f"({at.seeds} seeds, paired)"), (fall, at, final, pass1)))
         last = curves[
             (curves["experiment"] == "rank_bias") & (curves["epochs"] == 1) & (curves["clip_high"] == low)
         ]

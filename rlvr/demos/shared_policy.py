@@ -195,9 +195,9 @@ def claims(frames):
             for other in shared[1:]:
                 cross = A.select_rows(sp, method=method, shared_lr=other)["crossover_k"]
                 if (cross > 0).any():
+                    k_cross = K.number(K.over_seeds(cross[cross > 0]), 0)
                     text += (f"; at shared lr {other:g} it falls below the reference from k = "
-                             f"{A.pm(cross[cross > 0], 0)} on ({int((cross > 0).sum())} of {len(cross)} "
-                             "seeds)")
+                             f"{k_cross} on ({int((cross > 0).sum())} of {len(cross)} seeds)")
             out.append(K.Claim(method, text, (*diffs, to_ref)))
     return out
 

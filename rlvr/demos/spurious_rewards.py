@@ -181,7 +181,9 @@ def table(frames, L):
 def claims(frames):
     """What FINDINGS.md says of this demo, computed: each setting's change of the easy prompts'
     pass@1 from the reference, whether any clipped setting raises it beyond 3 s.e. while the same lr
-    without the clip does not, and the exact expected logit change on the example prompt."""
+    without the clip does not, each clipped μ > 1 setting against μ = 1 and against no clip
+    (paired: a trust region, or a gain of the clip's own), and the exact expected logit change on
+    the example prompt."""
     runs = _runs(frames)
     if runs is None:
         return []
@@ -223,6 +225,9 @@ def claims(frames):
             + ("; ".join(f"{_setting(cfg)}, lr {cfg['lr']:g}" for cfg, _ in clip_only) or "none")
         )
     out.append(K.Claim("clip_only", f"{text} ({seeds} seeds)", tuple(e for _, e in every)))
+    trust = _trust_region(runs, by_lr)
+    if trust:
+        out.append(trust)
     ex = exact_rows(runs)
     words = "; ".join(
         f"{_setting({'epochs': mu, 'clip_low': lo, 'clip_high': hi})} at lr {lr:g} {_logit(dz[0])}"
@@ -246,6 +251,35 @@ def claims(frames):
 def _logit(change):
     """An exact expected logit change: 0 where it is zero to rounding (1e-12), else signed."""
     return "0" if abs(change) < 1e-12 else f"{change:+.4f}"
+
+
+def _trust_region(runs, by_lr):
+    """Each clipped μ > 1 setting's easy-prompt pass@1 against μ = 1 and against μ > 1 without the
+    clip at the same lr and reward, paired by seed: whether the clip adds a gain of its own (above
+    μ = 1) or only limits the drift of the unclipped updates (below μ = 1, above no clip). A Claim,
+    or None where the runs hold no such pair."""
+    parts, diffs = [], []
+    for (reward, lr), settings in by_lr.items():
+        base = {"reward": reward, "lr": lr}
+        one = [cfg for cfg, _, _ in settings if cfg["epochs"] == 1]
+        for cfg, _, _ in settings:
+            clipped = (cfg["clip_low"], cfg["clip_high"]) != NO_CLIP
+            if cfg["epochs"] == 1 or not clipped or not one:
+                continue
+            this = {**base, **{k: cfg[k] for k in ("epochs", "clip_low", "clip_high")}}
+            vs_one = K.paired(runs, "gain_easy", this, {**base, "epochs": 1})
+            words = f"{_setting(cfg)} at lr {lr:g} {K.change(vs_one, 'it')} against μ = 1"
+            diffs.append(vs_one)
+            unclipped = {**base, "epochs": cfg["epochs"], "clip_low": NO_CLIP[0], "clip_high": NO_CLIP[1]}
+            if len(A.select_rows(runs, **unclipped)):
+                vs_none = K.paired(runs, "gain_easy", this, unclipped)
+                words += f" and {K.change(vs_none, 'it')} against no clip"
+                diffs.append(vs_none)
+            parts.append(words)
+    if not parts:
+        return None
+    return K.Claim("trust_region", "On the easy prompts' final pass@1, paired by seed: " + "; ".join(parts)
+                   + f" ({diffs[0].seeds} seeds)", tuple(diffs))
 
 
 def _setting(cfg):
