@@ -122,7 +122,7 @@ def shared_lr_title(shared_lr):
     return "tabular (shared lr 0)" if shared_lr == 0 else f"shared lr {shared_lr:g}"
 
 
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # shapes that tell coinciding curves apart
+MARKERS = style.MARKERS  # shapes that tell coinciding curves apart
 
 
 def row_style(lr, offset, base_lr):
