@@ -127,8 +127,8 @@ MARKERS = style.MARKERS  # shapes that tell coinciding curves apart
 
 def row_style(lr, offset, base_lr):
     """Training rows of one method differ by line style: dotted with a reward offset, dash-dot at
-    another learning rate (dashed is the step-0 policy). Offset rows carry hollow markers too: a
-    row that the offset does not change (RLOO, GRPO) lies on its offset-0 row and must still show."""
+    another learning rate (dashed is the step-0 policy). Offset rows carry hollow markers too (a row
+    the offset does not change, RLOO's or GRPO's, training_grid draws once: same_as_offset_zero)."""
     ls = "-." if lr != base_lr else (":" if offset else "-")
     return {"ls": ls, "lw": 1.1} | ({"marker": "o", "ms": 3, "mfc": "white", "markevery": 0.12}
                                     if offset else {})
