@@ -8,6 +8,10 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+# the HTML report's landing page (`snakemake --report`; profiles/default/ makes it the first page)
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/task.smk"
 include: "workflow/rules/gradients.smk"

@@ -122,13 +122,13 @@ def shared_lr_title(shared_lr):
     return "tabular (shared lr 0)" if shared_lr == 0 else f"shared lr {shared_lr:g}"
 
 
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # shapes that tell coinciding curves apart
+MARKERS = style.MARKERS  # shapes that tell coinciding curves apart
 
 
 def row_style(lr, offset, base_lr):
     """Training rows of one method differ by line style: dotted with a reward offset, dash-dot at
-    another learning rate (dashed is the step-0 policy). Offset rows carry hollow markers too: a
-    row that the offset does not change (RLOO, GRPO) lies on its offset-0 row and must still show."""
+    another learning rate (dashed is the step-0 policy). Offset rows carry hollow markers too (a row
+    the offset does not change, RLOO's or GRPO's, training_grid draws once: same_as_offset_zero)."""
     ls = "-." if lr != base_lr else (":" if offset else "-")
     return {"ls": ls, "lw": 1.1} | ({"marker": "o", "ms": 3, "mfc": "white", "markevery": 0.12}
                                     if offset else {})
@@ -150,15 +150,45 @@ def training_rows(tr):
     return base_lr, rows, families
 
 
+COMPARE = "grpo"  # drawn thin in the "other" panel: a user's estimator beside a known one
+
+
+def same_as_offset_zero(tr, rows, y):
+    """{(method, lr, offset): the offset-0 row it repeats}: the offset rows whose every value of y
+    equals (within 1e-9) that of the same method and lr without an offset, as RLOO's and GRPO's do
+    by construction (their advantages do not see a constant). Drawn once, they are named once."""
+    def values(m, lr, off):
+        sub = tr[(tr["method"] == m) & (tr["lr"] == lr) & (tr["reward_offset"] == off)]
+        return sub.sort_values([c for c in sub.columns if c != y])[y].to_numpy()
+
+    same = {}
+    for m, lr, off in rows:
+        if off and (m, lr, 0) in rows:
+            a, b = values(m, lr, off), values(m, lr, 0)
+            if len(a) == len(b) and np.allclose(a, b, rtol=0, atol=1e-9):
+                same[m, lr, off] = (m, lr, 0)
+    return same
+
+
 def training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
     """Small multiples of the training rows: a column per estimator family (its methods differ in
     shade of one hue), a row per level, line style = offset / lr, 95% band over seeds. extra(ax,
-    level, first) draws what every panel shares (the step-0 policy)."""
+    level, first) draws what every panel shares (the step-0 policy). An offset row identical to its
+    row without an offset is drawn once, its label saying so; the "other" family's panel (the
+    estimators registered without a family) also draws GRPO at the usual lr, thin, to compare with."""
     base_lr, rows, families = training_rows(tr)
     shape, shapes = {}, MARKERS[1:]  # a marker per method within its family (squares first)
     for m, _, _ in rows:
         shape.setdefault(m, shapes[sum(style.family(o) == style.family(m) for o in shape) % len(shapes)])
-    n_legend = max(sum(style.family(m) == f for m, _, _ in rows) for f in families) + (extra is not None)
+    same = same_as_offset_zero(tr, rows, y)
+    offsets = {}  # an offset-0 row -> the offsets that repeat it
+    for row, base in same.items():
+        offsets.setdefault(base, []).append(row[2])
+    compare = (COMPARE, base_lr, 0) if (COMPARE, base_lr, 0) in rows and "other" in families else None
+    # legend lines under the tallest column (a row drawn for several offsets takes two)
+    n_legend = max(sum((style.family(m) == f and (m, lr, off) not in same) * (1 + ((m, lr, off) in offsets))
+                       for m, lr, off in rows) + (f == "other" and compare is not None)
+                   for f in families) + (extra is not None)
     fig, axes = subplots(len(levels), len(families), height=1.55 * len(levels) + 0.55 + 0.13 * n_legend,
                           sharex=True, sharey="row")
     for i, level in enumerate(levels):
@@ -167,11 +197,20 @@ def training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
             ax = axes[i, j]
             if extra:
                 extra(ax, level, first=j == 0)
+            if family == "other" and compare in groups:
+                s = A.over_seeds(groups[compare], x, y)
+                line(ax, s.index, s, COMPARE, lw=0.8, alpha=0.6, zorder=1,
+                     label=f"{style.label(COMPARE)} (to compare)")
             for m, lr, off in rows:
-                if style.family(m) == family and (m, lr, off) in groups:
+                if style.family(m) == family and (m, lr, off) in groups and (m, lr, off) not in same:
                     s = A.over_seeds(groups[m, lr, off], x, y)
                     look = {"ms": 3, "markevery": 0.12} | row_style(lr, off, base_lr) | {"marker": shape[m]}
-                    line(ax, s.index, s, m, **look, label=row_label(m, lr, off, base_lr))
+                    name = row_label(m, lr, off, base_lr)
+                    if (m, lr, off) in offsets:
+                        also = ", ".join(f"{o:g}" for o in [off, *offsets[m, lr, off]])
+                        also = " and ".join(also.rsplit(", ", 1))
+                        name += f", offset {also}:\nidentical by construction"
+                    line(ax, s.index, s, m, **look, label=name)
             if i == 0:
                 ax.set_title(family)
         axes[i, 0].set_ylabel(ylabel.format(LEVEL_LABELS[level]))

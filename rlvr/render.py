@@ -112,14 +112,38 @@ def render_text_one(demo):
     return "\n".join(out + ["  " + f for f in footer]) + "\n"
 
 
-# a table's files: text (terminals, all.txt), Markdown (papers' notes, GitHub), and HTML (the
-# text in a page: the HTML report shows it beside the demo's figures, where it opens text in a tab)
+def _html_table(head, rows):
+    cells = lambda tag, row: "".join(f"<{tag}>{html.escape(str(c))}</{tag}>" for c in row)  # noqa: E731
+    return (["<table>", f"<thead><tr>{cells('th', head)}</tr></thead>", "<tbody>"]
+            + [f"<tr>{cells('td', row)}</tr>" for row in rows] + ["</tbody>", "</table>"])
+
+
+HTML_STYLE = ("body{font-family:system-ui,sans-serif;font-size:14px;margin:1em}"
+              "h1{font-size:16px}h2{font-size:14px;margin:1.2em 0 .4em}"
+              "table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
+              "th,td{padding:2px 10px;text-align:left;white-space:nowrap}"
+              "thead th{border-bottom:1px solid #444}tbody tr:nth-child(even){background:#f3f3f3}"
+              "p{max-width:60em;color:#333}")
+
+
+def render_html(demo):
+    """The table as a page: its title, an HTML table per part (under its subtitle), its notes."""
+    _, title, parts, footer = demo
+    out = ['<!doctype html>', '<meta charset="utf-8">', f"<title>{html.escape(title)}</title>",
+           f"<style>{HTML_STYLE}</style>", f"<h1>{html.escape(title)}</h1>"]
+    for subtitle, head, rows in parts:
+        if subtitle:
+            out.append(f"<h2>{html.escape(subtitle)}</h2>")
+        out += _html_table(head, rows)
+    if footer:
+        out.append("<p>" + "<br>\n".join(html.escape(f) for f in footer) + "</p>")
+    return "\n".join(out) + "\n"
+
+
+# a table's files: text (terminals, all.txt), Markdown (papers' notes, GitHub), and HTML (a page
+# with a real table per part: the HTML report shows it beside the demo's figures)
 TABLE_FORMATS = {
     ".txt": lambda demo: render_text_one(demo),
     ".md": lambda demo: render_markdown(demo),
-    ".html": lambda demo: ('<!doctype html>\n<meta charset="utf-8">\n'
-                           f"<title>{html.escape(demo[1])}</title>\n"
-                           f"<pre>{html.escape(render_text_one(demo))}</pre>\n"),
+    ".html": lambda demo: render_html(demo),
 }
-
-

@@ -15,7 +15,8 @@ PALETTES = {
     "group-normalised": ["#d94801", "#a63603", "#fd8d3c", "#fdae6b"],
     "batch-normalised": ["#006d2c", "#41ab5d", "#a1d99b"],
     "pass@k": ["#54278f", "#807dba", "#bcbddc", "#3f007d"],
-    "sample sign": ["#6b5d00", "#b8960b", "#d9c04a"],
+    # PSR dark olive, NSR gold, W-REINFORCE olive green: told apart in one figure (demo 13)
+    "sample sign": ["#5a4a00", "#c99a00", "#8c9400"],
     "other": ["#8c510a", "#c51b7d", "#bf812d", "#de77ae", "#8e0152", "#dfc27d"],
 }
 assert set(PALETTES) == set(FAMILIES)
@@ -48,6 +49,17 @@ def colour(method):
     shades = PALETTES[its_family]
     i = members.index(method) if method in members else len(members)
     return shades[i % len(shades)]
+
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # shapes that tell coinciding curves apart
+
+
+def marker(method):
+    """A method's marker: a shape per place in its family (registered order), so that methods of
+    one family, whose colours are shades of one hue, differ in shape too."""
+    its_family = family(method)
+    members = [m for m, s in ESTIMATORS.items() if s.family == its_family]
+    return MARKERS[(members.index(method) if method in members else len(members)) % len(MARKERS)]
 
 
 def label(method):

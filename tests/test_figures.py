@@ -2,6 +2,7 @@
 the estimators. Figures tag what they draw for a method with gid "method:<name>"."""
 
 import matplotlib.colors as mcolors
+import pandas as pd
 import pytest
 
 from rlvr import style
@@ -197,3 +198,34 @@ def test_demo_11_figures_tag_every_method_in_every_panel(drawn, results, name):
         per_panel.setdefault(ax, set()).add(method)
     shared_lrs = results["runs"].query("experiment == 'shared_policy'")["shared_lr"].nunique()
     assert len(per_panel) >= shared_lrs and all(found == methods for found in per_panel.values()), per_panel
+
+
+def test_an_estimator_without_a_family_is_drawn_beside_grpo_and_identical_offsets_once(results):
+    """Issue 38: a user's estimator (family "other") has its own panel in learning_curves and
+    passk_trained, and that panel also draws GRPO, labelled, to compare; an offset row identical
+    to its offset-0 row (RLOO) is drawn once, its label saying so. The user's rows are demo 3's
+    group-mean rows renamed: a figure only reads the frames."""
+    @estimator("test_other_method", min_G=2, label="my estimator")
+    def mine(r, ctx):
+        return r - r.mean(axis=1, keepdims=True)
+
+    try:
+        frames = dict(results)
+        for name in ("curves", "passk"):
+            mine_rows = frames[name].query("method == 'group'").assign(method="test_other_method")
+            frames[name] = pd.concat([frames[name], mine_rows], ignore_index=True)
+        for name in ("learning_curves", "passk_trained"):
+            fig = draw_figure(name, frames)
+            other = [ax for ax in fig.axes if ax.get_title() == "other"]
+            assert other, name
+            column = other[0].get_subplotspec().colspan
+            panel = [ax for ax in fig.axes if ax.get_subplotspec().colspan == column]
+            for ax in panel:
+                tagged = {method for _, method, _ in method_artists(fig, [ax])}
+                assert tagged == {"test_other_method", "grpo"}, (name, tagged)
+            labels = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+            assert "GRPO (to compare)" in labels, name
+            rloo = [t for t in labels if t.startswith("RLOO")]
+            assert rloo == ["RLOO, offset 0 and 5:\nidentical by construction"], (name, rloo)
+    finally:
+        del ESTIMATORS["test_other_method"]

@@ -1,6 +1,7 @@
 """The tables' layout and writer (rlvr/render.py) and the analysis they share (rlvr/analysis.py)."""
 
 import html
+import re
 
 import numpy as np
 import pandas as pd
@@ -43,9 +44,13 @@ def test_write_tables_refuses_unknown_or_empty_tables_and_removes_unnamed_ones(t
     paths = report.write_tables(frames, tmp_path, names=["demo1_reference"])
     assert {p.name for p in paths} == {f"demo1_reference{suffix}" for suffix in R.TABLE_FORMATS} | {"all.txt"}
     assert not (tmp_path / "demo3_training.txt").exists()
-    page = (tmp_path / "demo1_reference.html").read_text()  # the text table, escaped, in a page
-    text = page.split("<pre>", 1)[1].rsplit("</pre>", 1)[0]
-    assert html.unescape(text) == (tmp_path / "demo1_reference.txt").read_text() and "<title>Demo 1" in page
+    page = (tmp_path / "demo1_reference.html").read_text()  # an HTML table per part, in a page
+    md = (tmp_path / "demo1_reference.md").read_text().splitlines()
+    md = [line for line in md if line.startswith("| ")]
+    cells = [[html.unescape(c) for c in re.findall(r"<t[hd]>(.*?)</t[hd]>", row)]
+             for row in re.findall(r"<tr>(.*?)</tr>", page)]
+    assert cells == [[c.strip() for c in line.strip("| ").split(" | ")] for line in md]
+    assert "<pre>" not in page and page.count("<table>") == md.count(md[0]) and "<title>Demo 1" in page
     with pytest.raises(ValueError, match="unknown tables"):
         report.write_tables(frames, tmp_path, names=["demo99_nothing"])
     with pytest.raises(ValueError, match="no data for the tables"):

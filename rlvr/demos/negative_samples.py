@@ -139,7 +139,7 @@ def negative_samples(ref, passk):
             for method, g in here.groupby("method", sort=False):
                 g = g.assign(pass_at_k=g["pass_at_k"] - r[k]) if difference else g
                 s = A.over_seeds(g, "lr", "pass_at_k")
-                F.line(ax, s.index, s, method, marker="o", ms=2.5, label=style.label(method))
+                F.line(ax, s.index, s, method, marker=style.marker(method), ms=3, label=style.label(method))
             F.log_ticks(ax, top["lr"])
             if j == 0:
                 ax.set_ylabel(ylabel)
