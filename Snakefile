@@ -1,4 +1,4 @@
-# rlvr: the GRPO lecture's four demos as a cached pipeline. `snakemake -c8` runs it all.
+# rlvr: the GRPO lecture's four demos as a cached pipeline. `snakemake -c all` runs it all.
 # Stages: task -> reference pass@k -> gradient statistics -> training runs -> aggregate -> render.
 from snakemake.utils import min_version
 

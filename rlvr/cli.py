@@ -221,8 +221,11 @@ def cmd_config(a):
 
         print(yaml.safe_dump(C.schema(), sort_keys=False, allow_unicode=True, width=100))
         return
-    cfg = C.load_config(a.config)  # ConfigError names the file and line, or the key
+    edits = []
+    cfg = C.load_config(a.config, edits=edits)  # ConfigError names the file and line, or the key
     print("\n".join(C.summary(cfg)))
+    if edits:  # what each `change:` and `add:` did, so that an edit that did not do what was meant shows
+        print("change: and add: made these rows (knobs at their defaults left out):", *edits, sep="\n  ")
     print(f"{a.config or C.DEFAULT_CONFIG}: valid; nothing was computed")
 
 

@@ -230,8 +230,9 @@ class Checks(NamedTuple):
     G: object
 
 
-def validate_config(config):
-    """Return a validated copy of config with defaults filled; raise ConfigError if bad."""
+def validate_config(config, edits=None):
+    """Return a validated copy of config with defaults filled; raise ConfigError if bad. edits: a
+    list to which a line per row that a `change` or `add` made is appended (edit_rows)."""
     from .estimators import ESTIMATORS
 
     problems = values_problems(config or {})  # before anything copies or prints a value
@@ -240,8 +241,11 @@ def validate_config(config):
     cfg = copy.deepcopy(dict(config or {}))
     validator = _schema_validator()
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))
-    if not errors and edit_rows(cfg):  # the edited rows are checked like any others
+    made = [] if errors else edit_rows(cfg)
+    if made:  # the edited rows are checked like any others
         errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))
+    if edits is not None:
+        edits.extend(made)
     if errors:
         lines = [f"config key {_key(e.absolute_path)}: {_plain(e)}" for e in errors]
         raise ConfigError("invalid config:\n  " + "\n  ".join(lines))
@@ -482,13 +486,14 @@ def read_yaml(path):
     return raw
 
 
-def load_config(path=None, base=DEFAULT_CONFIG):
+def load_config(path=None, base=DEFAULT_CONFIG, edits=None):
     """The validated config of `snakemake --configfile path`: path merged over base (the
-    Snakefile's config/config.yaml, where it exists), defaults from the schema."""
+    Snakefile's config/config.yaml, where it exists), defaults from the schema. edits: as
+    validate_config's."""
     cfg = read_yaml(base) if base and Path(base).is_file() else {}
     if path is not None and Path(path).resolve() != Path(base).resolve():
         cfg = merge(cfg, read_yaml(path))
-    return validate_config(cfg)
+    return validate_config(cfg, edits)
 
 
 # where each run records the config it ran (record_config), under the results directory: clean
@@ -542,9 +547,11 @@ def edit_rows(cfg):
     """Apply every rows section's `add` (rows appended) and `change` (one row's knobs set, the row
     picked by `where`) to its `rows`, in place, and drop those keys; so that a --configfile, which
     Snakemake merges key by key but whose lists replace the default's whole, can change one row
-    without copying the others. Returns whether anything was edited; ConfigError naming the
-    `where` that picks no row or several, or a knob that does not exist."""
-    edited, problems = False, []
+    without copying the others. Returns a line per row edited, saying which and how
+    ("training.rows[8] {method: none, lr: 8.0}: changed lr 8.0 -> 16.0", "training.rows[16]
+    added: {method: rloo, lr: 4.0}"), none if nothing was; ConfigError naming the `where` that
+    picks no row or several, or a knob that does not exist."""
+    edited, problems = [], []
     for name in ROW_EXPERIMENTS:
         section = cfg.get(name, {})
         rows = section.get("rows", [])
@@ -562,14 +569,35 @@ def edit_rows(cfg):
                 problems.append(f"config key {key}.where: {where} picks {len(picked)} rows ({which}), not "
                                 "one; give more of the row's knobs")
                 continue
-            rows[picked[0]] = {**rows[picked[0]], **edit["set"]}
-            edited = True
-        if "add" in section:
-            rows.extend(section.pop("add"))
-            edited = True
+            row = rows[picked[0]]
+            how = ", ".join(f"{k} {_flow(row[k]) if k in row else '(its default)'} -> {_flow(v)}"
+                            for k, v in edit["set"].items())
+            edited.append(f"{name}.rows[{picked[0]}] {_flow(_set_knobs(row))}: changed {how}")
+            rows[picked[0]] = {**row, **edit["set"]}
+        for row in section.pop("add", []):
+            rows.append(row)
+            grid = math.prod(len(v) for v in row.values() if isinstance(v, list))
+            edited.append(f"{name}.rows[{len(rows) - 1}] added: {_flow(_set_knobs(row))}"
+                          + (f" (a grid of {grid} rows)" if grid > 1 else ""))
     if problems:
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
     return edited
+
+
+def _set_knobs(row):
+    """A row's knobs that are not at their defaults (the schema fills in the others)."""
+    return {k: v for k, v in row.items() if k not in KNOBS or v != KNOBS[k].default}
+
+
+def _flow(value):
+    """A config value as YAML's flow style writes it: {method: none, lr: 8.0}, [1, 2], null."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_flow, value)) + "]"
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return str(value)
 
 
 def gradstat_cases(cfg):

@@ -4,7 +4,10 @@ the failures, not the dozen lines Snakemake writes for every job.
 profiles/default/config.yaml selects it (`logger: [rlvr]`); Snakemake still writes its full log
 to .snakemake/log/. Warnings, errors (with the failed job's log, `show-failed-logs`) and every
 message not listed in CHATTER pass through, formatted as Snakemake formats them. A dry run
-(`-n`) prints exactly what Snakemake prints.
+(`-n`) prints, in place of each job's block, the summary a run prints at its start (what the
+config asks for, per experiment, and how many jobs would run: handed over by the Snakefile,
+workflow/rules/common.smk, as Snakemake runs no `onstart` in a dry run) and the jobs per rule
+on a few lines; `--workflow-profile none` prints Snakemake's own dry run.
 """
 
 import sys
@@ -24,11 +27,33 @@ CHATTER = ("Select jobs to execute", "Building DAG of jobs", "Using shell:", "As
 PROGRESS_EVERY = 5.0  # seconds between two progress lines (the last job's is always shown)
 QUIET_FOR = 30.0  # while jobs run and nothing was printed for this long, a progress line anyway
 NAMED = 3  # running jobs a progress line names (the longest-running), then "and N more"
+# a dry run: Snakemake's summary of the job blocks it printed, and its advice on them; the jobs
+# and why each would run: `snakemake -n --workflow-profile none`
+DRY_RUN_CHATTER = ("Reasons:", "Some jobs were triggered by provenance", "Rules with provenance triggered")
+DRY_RUN_MORE = "rlvr: each job and why it would run: snakemake -n --workflow-profile none"
+NOTHING_TO_BE_DONE = "Nothing to be done"
+WIDTH = 100  # of the lines of a dry run's job stats
 
 
 @dataclass
 class LogHandlerSettings(LogHandlerSettingsBase):
     pass
+
+
+def job_stats(stats):
+    """Snakemake's "Job stats" table ({rule: jobs, ..., "total": jobs}) on a few lines, a rule
+    never apart from its count: "Job stats (216 jobs): task 1, train 182, ..." """
+    total = stats.get("total", sum(stats.values()))
+    lines, line = [], f"Job stats ({total} jobs):"
+    for rule, count in stats.items():
+        if rule == "total":
+            continue
+        item = f" {rule} {count},"
+        if len(line) + len(item) > WIDTH:
+            lines.append(line)
+            line = " "
+        line += item
+    return "\n".join([*lines, line.rstrip(",")])
 
 
 def job_name(rule, wildcards):
@@ -48,11 +73,17 @@ class LogHandler(LogHandlerBase):
         self.running = {}  # jobid -> (what it is, when it started)
         self.write_lock = threading.Lock()  # not self.lock: logging.Handler holds that one around emit
         self.heartbeat = None
+        # a dry run: what_runs([(rule, wildcards) of each job]) -> the rlvr summary of those jobs,
+        # set by the Snakefile as it is parsed (workflow/rules/common.smk); the jobs listed so far;
+        # the "Job stats" records seen (the first comes before the jobs, the second after them)
+        self.summarise = None
+        self.listed = []
+        self.run_infos = 0
 
     def emit(self, record):
-        if not self.common_settings.dryrun and not self.shown(record):
-            return
-        self.write(self.format(record), record)
+        shown = self.shown_in_dry_run(record) if self.common_settings.dryrun else self.shown(record)
+        if shown:
+            self.write(self.format(record), record)
 
     def write(self, text, record=None):
         with self.write_lock:  # the heartbeat writes from its own thread
@@ -88,6 +119,46 @@ class LogHandler(LogHandlerBase):
         if event in QUIET_EVENTS:
             return False
         return not str(record.msg).startswith(CHATTER)
+
+    def shown_in_dry_run(self, record):
+        """A dry run: each job Snakemake lists is noted, not shown; after the last, the rlvr
+        summary of the jobs listed and the job stats on a few lines (or, with nothing to be done,
+        the summary before Snakemake says so); Snakemake's reasons and advice about the job blocks
+        are left out, the rest passes as in a run."""
+        event = getattr(record, "event", None)
+        if event == LogEvent.JOB_INFO:
+            self.listed.append((record.rule_name, getattr(record, "wildcards", None) or {}))
+            return False
+        if event == LogEvent.RUN_INFO:
+            self.run_infos += 1
+            if self.run_infos < 2:  # the DAG's, before the jobs are listed
+                return False
+            stats = getattr(record, "stats", None) or {}
+            jobs = self.listed if len(self.listed) == stats.get("total") else None  # None: not all listed
+            record.msg = "\n".join(filter(None, [self.summary(jobs), job_stats(stats), DRY_RUN_MORE]))
+            record.event = None  # formatted as the plain message above
+            return True
+        if record.levelno >= 30:
+            return True
+        if event in QUIET_EVENTS:
+            return False
+        message = str(record.msg)
+        if message.startswith(NOTHING_TO_BE_DONE):
+            summary = self.summary([])
+            if summary:
+                record.msg = f"{summary}\n{message}"
+            return True
+        return not message.startswith(CHATTER + DRY_RUN_CHATTER)
+
+    def summary(self, jobs):
+        """The Snakefile's summary of these jobs (None: they are not known), or None if it gave
+        none (another workflow, or its parse failed)."""
+        if self.summarise is None:
+            return None
+        try:
+            return self.summarise(jobs)
+        except Exception as err:  # a summary that fails must not hide what Snakemake says
+            return f"rlvr: no summary of the dry run ({type(err).__name__}: {err})"
 
     def progress_line(self):
         """"[12:01:02] 40 of 181 jobs done; running: figures_clipping (12 s), train

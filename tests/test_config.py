@@ -394,6 +394,31 @@ def test_change_and_add_edit_single_rows_and_leave_the_others():
     assert (rows[-1]["method"], rows[-1]["lr"], rows[-1]["epochs"]) == ("rloo", 4.0, 1)  # defaults filled
 
 
+def test_rlvr_config_names_the_rows_a_change_and_an_add_made(tmp_path, capsys):
+    """Issue 38: `rlvr config --config my.yaml` says which row each `change` picked and what it
+    set, and each row an `add` appended (a grid's size too), so an edit that did something else
+    than meant shows before any run; a file without either says nothing of the kind."""
+    from rlvr.cli import main
+
+    edit = tmp_path / "edit.yaml"
+    edit.write_text("training:\n"
+                    "  change: [{where: {method: none, lr: 8.0}, set: {lr: 16.0, kl_beta: 0.1}}]\n"
+                    "  add: [{method: rloo, lr: 4.0}, {method: [grpo, dr_grpo], lr: [0.5, 1.0]}]\n")
+    assert main(["config", "--config", str(edit)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    n = len(validate_config({})["training"]["rows"])
+    heading = out.index("change: and add: made these rows (knobs at their defaults left out):")
+    assert out[heading + 1:heading + 4] == [
+        "  training.rows[8] {method: none, lr: 8.0}: changed lr 8.0 -> 16.0, kl_beta 0.0 -> 0.1",
+        f"  training.rows[{n}] added: {{method: rloo, lr: 4.0}}",
+        f"  training.rows[{n + 1}] added: {{method: [grpo, dr_grpo], lr: [0.5, 1.0]}} (a grid of 4 rows)"]
+    assert f"training          {n + 5} rows x  5 seeds" in "\n".join(out)
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("training: {seeds: [0]}\n")
+    assert main(["config", "--config", str(plain)]) == 0
+    assert "made these rows" not in capsys.readouterr().out
+
+
 def test_other_shared_settings_name_their_own_files_and_the_defaults_none():
     """Issue 26: results kept per configuration. A training job's path names its trainer
     settings and reference k only where they differ from the defaults, so the default config's

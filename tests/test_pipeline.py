@@ -1,5 +1,6 @@
 """The Snakemake pipeline end to end on the tiny config, in temporary directories."""
 
+import itertools
 import json
 import os
 import re
@@ -56,10 +57,20 @@ def copy_workflow(dest):
 
 
 def job_counts(dry_run_output):
-    """{rule: count} from the 'Job stats' table of a dry run ({} if nothing is to be done)."""
+    """{rule: count} from the job stats of a dry run ({} if nothing is to be done): the few lines
+    of rlvr's terminal (profiles/default: "Job stats (8 jobs): train 2, tables 1,\n  all 1"), or
+    Snakemake's table where no profile is found (a copied workflow)."""
     if "Nothing to be done" in dry_run_output:
         return {}
-    table = dry_run_output.split("Job stats:")[1].split("\n\n")[0]
+    stats = dry_run_output.split("Job stats")[1]
+    if stats.startswith(" ("):  # rlvr's: the first line and those indented below it
+        first, *rest = stats.split("\n")
+        lines = [first.split(": ", 1)[1], *itertools.takewhile(lambda line: line.startswith("  "), rest)]
+        pairs = [item.split() for line in lines for item in line.split(",") if item.strip()]
+        counts = {rule: int(count) for rule, count in pairs if count.isdigit()}
+        assert len(counts) == len(pairs), lines
+        return counts
+    table = stats.split("\n\n")[0]
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)
             if m.group(1) != "total"}
 
@@ -180,6 +191,7 @@ def test_how_snakemake_is_started_is_not_a_change(tiny_run):
     out = run([str(console), "-s", str(REPO / "Snakefile"), "--configfile", str(TINY),
                "--directory", str(tiny_run), "-n"])
     assert "Nothing to be done" in out.stdout + out.stderr
+    assert "  training           2 rows x  2 seeds =    4 runs  0 of 2 jobs to run" in out.stdout  # summary
 
 
 def test_pipeline_equals_in_process_run(tiny_run, tiny_in_process):
@@ -223,15 +235,33 @@ def test_changed_lr_reruns_only_that_rows_job(tiny_run, tmp_path):
 
 def test_one_row_changed_or_added_by_a_second_configfile_reruns_that_row_alone(tiny_run, tmp_path):
     """Issue 26: a --configfile that changes one row (`change`) and adds one (`add`) without
-    copying the rows list, merged by Snakemake over the config before it: two training jobs."""
+    copying the rows list, merged by Snakemake over the config before it: two training jobs.
+    Issue 38: its dry run (profiles/default) prints what a run prints at its start, per
+    experiment rows x seeds and the jobs that would run, each training job where they are few,
+    and the jobs per rule on a few lines, not a block per job; `--workflow-profile none` prints
+    Snakemake's own dry run, a block per job."""
     edit = tmp_path / "edit.yaml"
-    edit.write_text(yaml.safe_dump({"training": {
-        "change": [{"where": {"method": "grpo"}, "set": {"lr": 3.0}}],
-        "add": [{"method": "rloo", "lr": 2.0}]}}))
-    proc = run([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(TINY),
-                str(edit), "--directory", str(tiny_run), "-n"])
-    assert job_counts(proc.stdout) == {"train": 2, **TRAINING_TAIL}, proc.stdout[-2000:]
-    assert "runs/training/grpo/lr3.0" in proc.stdout and "runs/training/rloo/lr2.0" in proc.stdout
+    edit.write_text("training:\n  change: [{where: {method: grpo}, set: {lr: 3.0}}]\n"
+                    "  add: [{method: rloo, lr: 2.0}]\n")
+    args = [PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(TINY), str(edit),
+            "--directory", str(tiny_run), "-n"]
+    proc = run(args)
+    lines = (proc.stdout + proc.stderr).splitlines()
+    assert len(lines) < 40, proc.stdout
+    out = proc.stdout
+    assert "rlvr: this config asks for (a dry run: nothing runs, nothing is recorded)" in out, out
+    assert "\n  training           3 rows x  2 seeds =    6 runs  2 of 3 jobs to run\n" in out, out
+    assert "\n  gradient_stats     4 cases of  2 methods           0 of 2 jobs to run\n" in out, out
+    assert "\n  8 jobs to run in all\n" in out, out
+    trained = [line.split("trains ")[1] for line in lines if line.startswith("  trains ")]
+    assert [path.split("_off")[0] for path in trained] == ["results/runs/training/grpo/lr3.0",
+                                                           "results/runs/training/rloo/lr2.0"], out
+    assert job_counts(out) == {"train": 2, **TRAINING_TAIL}, out
+    assert "Job stats (8 jobs): train 2, " in out and "rule train:" not in out and "Group job" not in out
+    assert "This was a dry-run" in out
+    raw = run([*args, "--workflow-profile", "none"]).stdout
+    assert "rlvr: this config asks for" not in raw and raw.count("rule train:") == 2, raw[-2000:]
+    assert job_counts(raw) == job_counts(out)
 
 
 def test_an_estimator_added_to_one_demo_redraws_that_demos_figures_only(tiny_run, tmp_path):
@@ -263,7 +293,7 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     more.write_text(yaml.safe_dump(cfg))
     dry = snakemake(tmp_path, "-n", config=more).stdout
     assert job_counts(dry) == {"train": 2, **TRAINING_TAIL}  # the two rows of demo 3, seed 7 alone
-    trained = re.findall(r"wildcards: row=(\S+)", dry)
+    trained = re.findall(r"^  trains results/(\S+)$", dry, re.M)  # the dry run names a few training jobs
     assert len(trained) == 2 and all(row.endswith("_seeds7") for row in trained), trained
     snakemake(tmp_path, "-c2", config=more)
     before = pq.read_table(tiny_run / "results/runs.parquet").to_pandas()

@@ -434,18 +434,23 @@ def record_the_config():
     return path
 
 
-def say_what_runs(recorded):
-    """At the start of execution: what the config asks for (recorded: where record_the_config
-    put it) and how much of it runs now (a row that a --configfile dropped shows here, before
-    anything runs)."""
-    from snakemake.logging import logger
+# a summary names each training job that runs when there are at most this many (an edited row)
+NAMED_TRAIN_JOBS = 4
 
-    to_run, total = {}, 0
-    for job in workflow.dag.needrun_jobs():
+
+def what_runs(jobs, recorded=None):
+    """What the config asks for and how much of it runs now (a row that a --configfile dropped
+    shows here, before anything runs): per experiment, rows x seeds and the jobs that run, of
+    jobs, the (rule, wildcards) of each job that runs (None: not known); each training job that
+    runs if they are few. recorded: where record_config put the config (None: a dry run).
+    """
+    to_run, trained, total = {}, [], 0
+    for rule_name, wildcards in jobs or ():
         total += 1
-        if job.rule.name == "train":
-            name = TRAIN_ROWS[job.wildcards.row].experiment
-        elif job.rule.name == "gradient_stats":
+        if rule_name == "train":
+            name = TRAIN_ROWS[wildcards["row"]].experiment
+            trained.append(wildcards["row"])
+        elif rule_name == "gradient_stats":
             name = "gradient_stats"
         else:
             continue
@@ -453,13 +458,42 @@ def say_what_runs(recorded):
     n_jobs = {}
     for job in TRAIN_ROWS.values():
         n_jobs[job.experiment] = n_jobs.get(job.experiment, 0) + 1
-    lines = C.summary(config, to_run, n_jobs=n_jobs)
-    logger.info(
-        "\n".join(
-            [
-                f"rlvr: this config asks for (recorded in {recorded})",
-                *(f"  {x}" for x in lines),
-            ]
-        )
-        + f"\n  {total} jobs to run in all"
+    lines = C.summary(config, None if jobs is None else to_run, n_jobs=n_jobs)
+    if 0 < len(trained) <= NAMED_TRAIN_JOBS:
+        lines += [f"trains {RESULTS}/{row}" for row in sorted(trained)]
+    if jobs is not None:
+        lines.append(f"{total} jobs to run in all")
+    where = (
+        f"recorded in {recorded}"
+        if recorded
+        else "a dry run: nothing runs, nothing is recorded"
     )
+    return "\n".join(
+        [f"rlvr: this config asks for ({where})", *(f"  {x}" for x in lines)]
+    )
+
+
+def say_what_runs(recorded):
+    """At the start of execution: what_runs of the jobs Snakemake is about to run (recorded:
+    where record_config put the config)."""
+    from snakemake.logging import logger
+
+    jobs = [(job.rule.name, job.wildcards_dict) for job in workflow.dag.needrun_jobs()]
+    logger.info(what_runs(jobs, recorded))
+
+
+def offer_what_runs_to_the_terminal():
+    """At parse time, in a dry run, which runs no `onstart`: give what_runs to the logger plugin
+    that prints it (snakemake_logger_plugin_rlvr, selected by profiles/default), which calls it
+    with the jobs the dry run lists in place of printing each job's block. Snakemake's own
+    output (`--workflow-profile none`, another logger) is left as it is."""
+    if not (dry_run() and workflow.is_main_process):
+        return
+    manager = workflow.logger_manager
+    handlers = getattr(manager, "get_log_handlers", lambda: manager.plugin_handlers)()
+    for handler in handlers:
+        if hasattr(handler, "summarise"):
+            handler.summarise = what_runs
+
+
+offer_what_runs_to_the_terminal()
