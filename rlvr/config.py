@@ -257,8 +257,9 @@ def validate_config(config, edits=None):
             problems.append(f"config key {key}: {message}")
 
     def check_method(key, method):
-        need(method in ESTIMATORS, key, f"unknown method {method!r}{did_you_mean(method, ESTIMATORS)}; "
-             f"allowed: {', '.join(ESTIMATORS)}")
+        if method not in ESTIMATORS:  # the message's closest match costs ~0.1 ms: only when wrong
+            need(False, key, f"unknown method {method!r}{did_you_mean(method, ESTIMATORS)}; "
+                 f"allowed: {', '.join(ESTIMATORS)}")
 
     def check_exact(key, method):  # demo 2 sets each estimator's Monte Carlo beside its exact moments
         need(method not in ESTIMATORS or "logp" not in ESTIMATORS[method].needs, key,
