@@ -75,9 +75,10 @@ def dynamic_comparison(runs, curves):
     for _, d in dyn.iterrows():
         c = plain[(plain["seed"] == d["seed"]) & (plain["level"] == "all")].sort_values("step")
         cv = plain[(plain["seed"] == d["seed"]) & (plain["level"] == "very_hard")].sort_values("step")
-        if not len(c):
+        at_steps = c[c["step"] == d["steps"]]  # the plain run at the dynamic run's steps, if recorded
+        if not len(at_steps):  # (eval_every not dividing them): no comparison at equal steps, not a wrong one
             continue
-        at_steps = c[c["step"] <= d["steps"]].iloc[-1]
+        at_steps = at_steps.iloc[0]
         rows.append({"seed": d["seed"], "dyn_pass1": d["final_pass1"],
                      "dyn_very_hard": d["final_pass1_very_hard"], "dyn_answers": d["answers"],
                      "dyn_zero": d["zero_signal_frac"], "dyn_kept": d["kept_frac"],
@@ -200,7 +201,7 @@ def claims(frames):
     dyn = reach[reach["max_rounds"] > 0].set_index("seed")
     plain = reach[reach["max_rounds"] == 0].set_index("seed")
     found = [(t, K.over_seeds((plain[t] - dyn[t]).dropna()), plain[t].mean(), dyn[t].mean()) for t in TARGETS
-             if plain[t].notna().all() and dyn[t].notna().all()]
+             if plain[t].notna().all() and dyn[t].notna().all() and dyn[t].mean() > 0]  # > 0: not at step 0
     if found:
         out.append(K.Claim("answers_to_reach", (
             "Answers drawn until pass@1 first reaches a target, plain training against dynamic sampling: "

@@ -3,6 +3,8 @@
 What each name below is: rlvr/demos/__init__.py.
 """
 
+import numpy as np
+
 from .. import analysis as A
 from .. import claims as K
 from .. import figures as F
@@ -137,9 +139,14 @@ def claims(frames):
             return A.pm(A.select_rows(g, estimator=est, placement="reward")[column], 2)
 
         k3 = A.select_rows(g, estimator="k3", placement="reward")
-        if len(k3):
-            # |g|/|∇ reverse| over |g|/|∇ forward|: how much longer the forward KL's gradient is
-            longer = k3["norm_ratio_reverse"] / k3["norm_ratio_forward"]
+        # |g|/|∇ reverse| over |g|/|∇ forward|: how much longer the forward KL's gradient is
+        longer = k3["norm_ratio_reverse"] / k3["norm_ratio_forward"]
+        if len(k3) and not np.isfinite(longer).all():  # a policy still the reference's: every gradient 0
+            out.append(K.Claim("k3_in_the_reward", (
+                "The policies trained without a penalty are still the reference policy where the KL "
+                f"gradients are measured ({g['seed'].nunique()} seeds): every KL gradient there is 0, so "
+                "their directions are not defined"), ()))
+        elif len(k3):
             out.append(K.Claim("k3_in_the_reward", (
                 f"On the policies trained without a penalty, the exact expected gradient of k3 in the reward "
                 f"has cosine {cos('k3', 'cos_reverse')} with ∇KL(π‖π_ref) and {cos('k3', 'cos_forward')} "
