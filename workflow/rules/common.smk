@@ -343,19 +343,17 @@ def guard_the_directory():
     lock nor the onstart hook would stop it, and Snakemake deletes a job's outputs before the
     job starts); a dry run may look. Clear Snakemake's locks left by a killed run
     (rlvr/runlock.py knows them for stale: no run holds the OS lock)."""
-    if not workflow.is_main_process:
+    # a dry run writes nothing, and may look beside a live run
+    if not workflow.is_main_process or dry_run():
         return
     try:
-        if not dry_run() and runlock.held(RUN_STATE):
+        if runlock.held(RUN_STATE):
             sys.exit(
                 f"rlvr: a run holds {RESULTS}/ ({runlock.holder(RUN_STATE)}); wait for it to "
                 "end: one run per results directory (--nolock, --no-hooks and --unlock do not "
                 "change that; a dry run, -n, may look)"
             )
-        if (
-            not dry_run()
-        ):  # a dry run writes nothing, and Snakemake's lock only warns it
-            runlock.clear_stale_locks(SNAKEMAKE_STATE, RUN_STATE)
+        runlock.clear_stale_locks(SNAKEMAKE_STATE, RUN_STATE)
     except runlock.LockError as err:
         sys.exit(f"rlvr: {err}")
 
