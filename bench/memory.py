@@ -1,4 +1,4 @@
-"""Peak memory of the task job and of one training job, against rlvr.config.memory_mb, the
+"""Peak memory of the task job and of one training job, against rlvr.budget.memory_mb, the
 estimate the config check refuses with and the train rule asks the scheduler for.
 
     python bench/memory.py            # a few (P, M, seeds), a fresh process each
@@ -10,6 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rlvr import budget as B
 from rlvr import config as C
 from rlvr.specs import TrainRow, to_json
 
@@ -43,8 +44,8 @@ def main():
             train_mb = peak_mb([sys.executable, "-m", "rlvr", "train", "--spec", to_json(row),
                                 "--task", f"{d}/task.parquet", *outputs])
             assert Path(f"{d}/run.parquet").exists()
-        print(f"{P:6d} {M:4d} {seeds:5d}  {task_mb:8.0f} {C.memory_mb(P, M):7.0f}  "
-              f"{train_mb:9.0f} {C.memory_mb(P, M, seeds):7.0f}")
+        print(f"{P:6d} {M:4d} {seeds:5d}  {task_mb:8.0f} {B.memory_mb(P, M):7.0f}  "
+              f"{train_mb:9.0f} {B.memory_mb(P, M, seeds):7.0f}")
 
 
 if __name__ == "__main__":

@@ -78,15 +78,25 @@ def cores():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def task_mb(P, M):
-    """The task job, and the task each other job reads (as rlvr.config.memory_mb(P, M))."""
-    return BASE_MB + 128 * P * M / MIB
+def memory_mb(P, M, seeds=0, sampler_copies=0):
+    """Peak memory (MiB) of a job on a task of P prompts x M answers training `seeds` seeds
+    together (0: the task job), a little above what bench/memory.py measures: ~80 MiB of
+    interpreter and libraries, ~110 bytes per prompt x answer, 48-58 per prompt x answer x seed;
+    plus 8 bytes per prompt x answer x seed for each copy of the logits an off-policy sampler
+    keeps (sampler_copies: training's lag + 1 past policies, 2 for a perturbation)."""
+    return BASE_MB + (128 * P * M + 64 * P * M * seeds + 8 * P * M * seeds * sampler_copies) / MIB
+
+
+def sampler_copies(lag, noise):
+    """The [S, P, M] arrays an off-policy sampler adds to a training job (rlvr/training.py): the
+    policies of the last lag + 1 steps, and the perturbation with the perturbed logits."""
+    return (lag + 1 if lag else 0) + (2 if noise else 0)
 
 
 def gradstats_mb(P, M, G, n_reps):
     """A gradient-statistics job: a chunk of repetitions [chunk, G] and [chunk, M], and the exact moments."""
     chunk = min(CHUNK, n_reps)
-    return task_mb(P, M) + (chunk * (GRAD_PER_ANSWER * G + GRAD_PER_LOGIT * M)
+    return memory_mb(P, M) + (chunk * (GRAD_PER_ANSWER * G + GRAD_PER_LOGIT * M)
                             + EXACT_PER_G2 * (G + 1) ** 2 + EXACT_PER_GM * (G + 1) * M) / MIB
 
 
@@ -97,7 +107,7 @@ def exact_mb(G, M, points):
 
 def reference_mb(P, M, n_samples, k):
     """The reference job: the task, and the product over a prompt's correct answers (<= n_samples)."""
-    return task_mb(P, M) + (REF_PER_SAMPLE * n_samples + 200 * P * len(k)) / MIB
+    return memory_mb(P, M) + (REF_PER_SAMPLE * n_samples + 200 * P * len(k)) / MIB
 
 
 def records(row):
@@ -122,7 +132,7 @@ def row_table_rows(row, n_levels=4):
 
 
 def train_extra_mb(row, P):
-    """A training job's memory beyond the policy's (rlvr.config.memory_mb): its batch, its records."""
+    """A training job's memory beyond the policy's (memory_mb): its batch, its records."""
     return (BATCH_PER_ANSWER * batch_answers(row, P) + RECORD_PER_SEED * len(row.seeds) * records(row)) / MIB
 
 

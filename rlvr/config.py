@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import io, specs
+from .budget import memory_mb, sampler_copies
 from .demos import DEMOS
 from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_FIELDS, expand_rows, row_schema
 from .objective import Objective
@@ -161,21 +162,6 @@ def values_problems(config):
             problems.append(f"config key {_key(path)}: {x} is beyond the 64-bit integers the results "
                             "are stored in (|x| < 2^63)")
     return problems
-
-
-def memory_mb(P, M, seeds=0, sampler_copies=0):
-    """Peak memory (MiB) of a job on a task of P prompts x M answers training `seeds` seeds
-    together (0: the task job), a little above what bench/memory.py measures: ~80 MiB of
-    interpreter and libraries, ~110 bytes per prompt x answer, 48-58 per prompt x answer x seed;
-    plus 8 bytes per prompt x answer x seed for each copy of the logits an off-policy sampler
-    keeps (sampler_copies: training's lag + 1 past policies, 2 for a perturbation)."""
-    return 100 + (128 * P * M + 64 * P * M * seeds + 8 * P * M * seeds * sampler_copies) / 2**20
-
-
-def sampler_copies(lag, noise):
-    """The [S, P, M] arrays an off-policy sampler adds to a training job (rlvr/training.py): the
-    policies of the last lag + 1 steps, and the perturbation with the perturbed logits."""
-    return (lag + 1 if lag else 0) + (2 if noise else 0)
 
 
 def _largest(section, knob):

@@ -11,7 +11,7 @@ from snakemake.exceptions import WorkflowError
 BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not installed
 
-from rlvr import binding, io, runlock, specs
+from rlvr import binding, budget, io, runlock, specs
 from rlvr import config as C
 from rlvr.codeversion import (
     code_version,
@@ -164,10 +164,12 @@ def row_spec(wildcards):
 
 
 def row_memory(wildcards):
-    """MiB a training job needs, estimated as the config check does (rlvr/config.py)."""
+    """MiB a training job needs, estimated as the config check does (rlvr/budget.py)."""
     task, row = config["task"], TRAIN_ROWS[wildcards.row]
-    copies = C.sampler_copies(row.sampler_lag, row.sampler_noise)
-    return max(500, round(C.memory_mb(task["P"], task["M"], len(row.seeds), copies)))
+    copies = budget.sampler_copies(row.sampler_lag, row.sampler_noise)
+    return max(
+        500, round(budget.memory_mb(task["P"], task["M"], len(row.seeds), copies))
+    )
 
 
 def save_code_versions():
