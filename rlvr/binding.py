@@ -144,7 +144,7 @@ def sources(paths):
     """The checksum file's lines for the Parquet files a rendering job read: `# from NAME ID`."""
     lines = []
     for path in paths:
-        name, ident = io.binding(path)
+        name, ident = io.read_binding(path)
         lines.append(f"{SOURCE}{name or Path(path).name} {ident or '-'}\n")
     return lines
 

@@ -357,8 +357,9 @@ def cmd_all(a):
     from .report import render_text
 
     cfg = C.load_config(a.config)
-    if a.results:  # a run of its own: refused while another holds the directory, before any work
-        held = runlock.take(runlock.state_of(a.results), what="python -m rlvr all")  # noqa: F841
+    if a.results:  # a run of its own, refused while another holds the directory, before any work;
+        # the lock is held until this process exits (take() leaves its file descriptor open)
+        runlock.take(runlock.state_of(a.results), what="python -m rlvr all")
     t0 = time.perf_counter()
     tables = compute_all(cfg, log)
     log(f"computed in {time.perf_counter() - t0:.1f} s")

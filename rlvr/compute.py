@@ -20,8 +20,8 @@ def compute_all(cfg, log=lambda msg: None):
 
     from .task import task_columns, task_from_columns
 
-    steps = binding.plan(cfg, C.train_jobs(C.train_rows(cfg)), C.gradstat_jobs(cfg), C.gradstat_cases(cfg),
-                         code=lambda stage, methods=(): "")
+    # code versions name what made a file: only the identities write_results binds need them
+    steps = _plan(cfg, code=lambda stage, methods=(): "")
     total = {stage: len({s.spec for s in steps.values() if s.stage == stage})  # jobs, not files
              for stage in ("gradstats", "train")}
     made, done, task, ran = {}, {"gradstats": 0, "train": 0}, None, set()
@@ -67,17 +67,21 @@ def _make(name, step, made, task):
     return {name: io.concat_tables(tables, step.inputs, spec)}
 
 
+def _plan(cfg, code):
+    """binding.plan of cfg as one process computes it: one job a training row."""
+    return binding.plan(cfg, C.train_jobs(C.train_rows(cfg)), C.gradstat_jobs(cfg), C.gradstat_cases(cfg),
+                        code)
+
+
 def write_results(tables, directory, cfg):
     """Write compute_all's tables of cfg to their Parquet files under directory, each bound to
     the identity the pipeline plans for it (rlvr/binding.py): one job a training row."""
-    from .binding import NAMES, identities, plan
     from .codeversion import code_version
 
-    steps = plan(cfg, C.train_jobs(C.train_rows(cfg)), C.gradstat_jobs(cfg), C.gradstat_cases(cfg),
-                 lambda stage, methods=(): code_version(stage, tuple(methods)))
-    ids = identities(steps)
+    ids = binding.identities(_plan(cfg, lambda stage, methods=(): code_version(stage, tuple(methods))))
     for key, name in RESULT_FILES.items():
-        table = tables[key].replace_schema_metadata(io.bound(NAMES[key], ids[NAMES[key]]))
+        ident = ids[binding.NAMES[key]]
+        table = tables[key].replace_schema_metadata(io.bound(binding.NAMES[key], ident))
         io.write_arrow(Path(directory) / name, table)
 
 

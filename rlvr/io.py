@@ -89,12 +89,12 @@ def _check_planned(path, name, job, planned):
 
 def input_identity(path, planned=None):
     """The identity an input file carries, checked as read_arrow checks it against planned."""
-    name, job = binding(path)
+    name, job = read_binding(path)
     _check_planned(path, name, job, planned)
     return job
 
 
-def binding(path):
+def read_binding(path):
     """(name, identity) a Parquet file carries ("" for either it lacks), from its footer alone."""
     import pyarrow.parquet as pq
 
