@@ -122,9 +122,6 @@ def shared_lr_title(shared_lr):
     return "tabular (shared lr 0)" if shared_lr == 0 else f"shared lr {shared_lr:g}"
 
 
-MARKERS = style.MARKERS  # shapes that tell coinciding curves apart
-
-
 def row_style(lr, offset, base_lr):
     """Training rows of one method differ by line style: dotted with a reward offset, dash-dot at
     another learning rate (dashed is the step-0 policy). Offset rows carry hollow markers too (a row
@@ -177,7 +174,7 @@ def training_grid(tr, levels, x, y, ylabel, xlabel, extra=None):
     row without an offset is drawn once, its label saying so; the "other" family's panel (the
     estimators registered without a family) also draws GRPO at the usual lr, thin, to compare with."""
     base_lr, rows, families = training_rows(tr)
-    shape, shapes = {}, MARKERS[1:]  # a marker per method within its family (squares first)
+    shape, shapes = {}, style.MARKERS[1:]  # a marker per method within its family (squares first)
     for m, _, _ in rows:
         shape.setdefault(m, shapes[sum(style.family(o) == style.family(m) for o in shape) % len(shapes)])
     same = same_as_offset_zero(tr, rows, y)

@@ -188,8 +188,9 @@ def kl_penalty(curves):
             here = last[penalised | (last["kl_beta"] == 0)]
             for method, run in here.groupby("method", sort=False):
                 s = run.groupby("kl_beta")[["kl_ref", "pass1"]].mean()
-                trade.plot(s["kl_ref"], s["pass1"], **F.tag(method), marker=F.MARKERS[n % len(F.MARKERS)],
-                           ms=3.5, mfc="white", lw=1, ls=("-", "--", ":")[n % 3],
+                trade.plot(s["kl_ref"], s["pass1"], **F.tag(method),
+                           marker=style.MARKERS[n % len(style.MARKERS)], ms=3.5, mfc="white", lw=1,
+                           ls=("-", "--", ":")[n % 3],
                            label=est + (f", {style.label(method)}" if several else ""))
         trade.set_title(f"its cost, in the {place}")
         trade.legend(loc="lower right", fontsize="x-small", title="β from 0 (grey) up",

@@ -227,7 +227,8 @@ def shared_policy(ref, passk):
             for n, (method, g) in enumerate(here.groupby("method", sort=False)):
                 g = g.assign(pass_at_k=(1 - g["pass_at_k"]) / (1 - g["k"].map(r))) if relative else g
                 s = A.over_seeds(g, "k", "pass_at_k")
-                marker = F.MARKERS[order.index(method) % len(F.MARKERS)]  # coinciding methods told apart
+                # coinciding methods told apart
+                marker = style.MARKERS[order.index(method) % len(style.MARKERS)]
                 F.line(ax, s.index, s, method, marker=marker, ms=3.2 - 0.3 * n, mfc="none", mew=0.8,
                        lw=1.6 - 0.15 * n, label=style.label(method))
             F.log_ticks(ax, sp["k"])
