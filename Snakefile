@@ -20,9 +20,6 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/render.smk"
 
 
-save_code_versions()  # for the next parse of the same code (workflow/rules/common.smk)
-
-
 wildcard_constraints:
     method=r"[A-Za-z0-9_]+",
     row=r"runs/[A-Za-z0-9_]+/[A-Za-z0-9_]+/[^/]+",

@@ -3,14 +3,14 @@
     python -m rlvr all --config my.yaml --results out/ --figures out/figures   # no Snakemake
     python -m rlvr train --spec '{"experiment": "training", ...}' --task ... --run ...
 
-A pipeline job gets its spec as JSON (rlvr/specs.py; what Snakemake records as the job's
-parameters) and `--code`, the hash of the rlvr code it runs (rlvr/codeversion.py); it refuses
-to run if the code on disk is no longer that. Every file it writes carries its identity, from
-its spec, its code and its inputs' identities (rlvr/binding.py). Compute subcommands import only numpy and
-pyarrow; `tables`, `figures` and `all` use pandas and matplotlib.
-
-Each cmd_<stage> imports what it computes with inside its body: rlvr/codeversion.py reads those
-imports (and this module's top-level ones) to know which code a job depends on.
+A pipeline stage's command parses its arguments here and runs rlvr/jobs/<stage>.py, which this
+module imports only for that stage: its import closure is the job's code (rlvr/codeversion.py),
+and this module, which computes nothing, is no job's code. A job gets its spec as JSON
+(rlvr/specs.py; what Snakemake records as the job's parameters) and `--code`, the hash of the
+rlvr code it runs; it refuses to run if the code on disk is no longer that. Every file it writes
+carries its identity, from its spec, its code and its inputs' identities (rlvr/binding.py).
+Compute stages import only numpy and pyarrow; `tables`, `figures` and `all` use pandas and
+matplotlib.
 """
 
 import argparse
@@ -18,135 +18,21 @@ import json
 import os
 import sys
 import time
+from importlib import import_module
 
-from . import binding, io, runlock
+from . import io, runlock
+
+FRAMES = tuple(io.RESULT_FILES)
+JOB_FRAMES = tuple(io.JOB_PARTS)  # the results a training job writes a part of
 
 
 def log(msg):
     print(f"[rlvr {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def _identity(a, inputs=()):
-    """The identity of what this job writes: its stage, spec and code, and the identities its
-    input files carry, each checked against what the run planned (a foreign input is refused
-    here, by name, before any work)."""
-    planned = runlock.planned_jobs()
-    ids = [io.input_identity(path, planned) for path in inputs]
-    return binding.identity(a.command, getattr(a, "spec", None) or "", a.code, ids)
-
-
-def _bound(a, name, inputs=()):
-    """The metadata binding a file this job writes, called name, to its identity."""
-    return io.bound(name, _identity(a, inputs))
-
-
-def _name(path):
-    """A result's name: its file name without .parquet (binding.NAMES in the pipeline)."""
-    return os.path.basename(path).removesuffix(".parquet")
-
-
-def cmd_task(a):
-    from .task import task_columns
-
-    spec = json.loads(a.spec)
-    io.write_table(a.out, task_columns(spec), _bound(a, _name(a.out)))
-    log(f"task: {spec['P']} prompts x {spec['M']} answers -> {a.out}")
-
-
-def cmd_reference(a):
-    from .metrics import reference_columns
-    from .task import read_task
-
-    spec = json.loads(a.spec)
-    bound = _bound(a, _name(a.out), [a.task])
-    task = read_task(a.task)
-    io.write_table(a.out, reference_columns(task, spec["k"], spec["n_samples"], spec["seed"]), bound)
-    log(f"reference pass@k for k = {spec['k']} -> {a.out}")
-
-
-def cmd_exact(a):
-    from .gradstats import exact_curve_columns
-
-    spec = json.loads(a.spec)
-    io.write_table(a.out, exact_curve_columns(spec["methods"], spec["G"], spec["M"], spec["n_points"]),
-                   _bound(a, _name(a.out)))
-    log(f"exact E[g]/grad J curves for {spec['methods']} -> {a.out}")
-
-
-def cmd_gradstats(a):
-    from .gradstats import gradstat_job_columns
-    from .specs import GradStatJob, from_json
-    from .task import read_task
-
-    job = from_json(GradStatJob, a.spec)
-    bound = _bound(a, job.path.removesuffix(".parquet"), [a.task])
-    task = read_task(a.task)
-    io.write_table(a.out, gradstat_job_columns(task, job), bound)
-    log(f"gradient stats of {job.method}: {len(job.cases)} cases x {job.n_reps} reps -> {a.out}")
-
-
-def cmd_train(a):
-    from .specs import JOB_FILES, TrainRow, from_json
-    from .task import read_task
-    from .training import row_columns
-
-    row = from_json(TrainRow, a.spec)
-    job = _identity(a, [a.task])
-    task = read_task(a.task)
-    t0 = time.perf_counter()
-    summary, curve, passk, klgrad, logits = row_columns(task, row)
-    tables = {"run": summary, "curve": curve, "passk": passk, "klgrad": klgrad, "logits": logits}
-    for kind in JOB_FILES:  # the run's rows last: the mark of a finished job (config.train_jobs)
-        io.write_table(getattr(a, kind), tables[kind], io.bound(f"{row.path}.{kind}", job))
-    mean = sum(summary["final_pass1"]) / len(row.seeds)
-    log(f"trained {row.path}, {len(row.seeds)} seeds in {time.perf_counter() - t0:.2f} s: "
-        f"mean final pass@1 {mean:.3f} -> {a.run}")
-
-
-def cmd_aggregate(a):
-    if a.inputs == [["-"]]:  # the lists on stdin, one path a line, a blank line between lists
-        a.inputs = [block.split("\n") for block in sys.stdin.read().strip("\n").split("\n\n")]
-    if len(a.inputs) != len(a.out):
-        raise ValueError(f"{len(a.out)} --out but {len(a.inputs)} --in lists")
-    if a.reference and len(a.out) != 1:
-        raise ValueError("--reference adds rows to one --out (the trained policies' pass@k), "
-                         f"not {len(a.out)}")
-    order = [tuple(key) for key in json.loads(a.order)] if a.order else None
-    planned = runlock.planned_jobs()  # what the run that started this job planned, if any
-    for out, inputs in zip(a.out, a.inputs):
-        def bind(ids, out=out):
-            return io.bound(_name(out), binding.identity(a.command, a.order or "", a.code, ids))
-
-        io.concat_files(inputs, out, order, a.reference, planned, bind)
-        log(f"aggregated {len(inputs)} files -> {out}")
-
-
-def cmd_tables(a):
-    from .report import write_tables
-
-    frames = _read_frames(a)
-    paths = write_tables(frames, a.outdir, a.lang, a.names)
-    for path in paths:
-        log(f"table -> {path}")
-    for path in a.drop or ():
-        if os.path.exists(path):
-            with runlock.guard():  # a job whose run has ended (an orphan) deletes nothing
-                os.remove(path)
-            log(f"deleted {path} (its demo is not asked for)")
-    if a.claims:
-        from .claims import markdown
-        from .report import every_claim
-
-        io.write_bytes(a.claims, markdown(every_claim(frames)).encode())
-        paths.append(a.claims)
-        log(f"claims -> {a.claims}")
-    if a.checksums:
-        io.write_checksums(a.checksums, paths, _sources(a))
-
-
-def _sources(a):
-    """The checksum file's lines naming the files a rendering job read, with their identities."""
-    return binding.sources([path for name in FRAMES for path in (getattr(a, name, None) or [])])
+def run_stage(a):
+    """Run a pipeline stage: rlvr/jobs/<stage>.py's run."""
+    import_module(f".jobs.{a.command}", __package__).run(a)
 
 
 def cmd_claims(a):
@@ -178,38 +64,6 @@ def cmd_claims(a):
         print(f"{a.doc}: rewrote {len(stale)} claims ({', '.join(stale)})")
     else:
         print(f"{a.doc}: its {len(quoted(text))} claims are the results' own; nothing to rewrite")
-
-
-def cmd_figures(a):
-    from .report import write_figures
-
-    paths = write_figures(_read_frames(a), a.outdir, a.names)  # ValueError: exit 2
-    for path in paths:
-        log(f"figure -> {path}")
-    if a.checksums:
-        io.write_checksums(a.checksums, paths, _sources(a))
-
-
-def _read_frames(a):
-    """{frame: DataFrame} of the files given; with --from-jobs the trained frames are training
-    jobs' files, concatenated as the aggregate job does (pass@k with the reference's rows)."""
-    frames = {}
-    for name in FRAMES:
-        paths = getattr(a, name, None) or []
-        if len(paths) > 1 and not (a.from_jobs and name in JOB_FRAMES):
-            raise ValueError(f"--{name}: one aggregated file, not {len(paths)} (--from-jobs: jobs' files)")
-        if a.from_jobs and name in JOB_FRAMES and paths:
-            if name == "passk" and not a.reference:
-                raise ValueError("--from-jobs --passk needs --reference: the pass@k before training")
-            reference = a.reference[0] if name == "passk" else None
-            frames[name] = io.read_concat(paths, reference=reference).to_pandas()
-        elif paths:
-            frames[name] = io.read_pandas(paths[0])
-    return frames
-
-
-FRAMES = tuple(io.RESULT_FILES)
-JOB_FRAMES = tuple(io.JOB_PARTS)  # the results a training job writes a part of
 
 
 def cmd_config(a):
@@ -403,7 +257,7 @@ def build_parser():
                    help="print the whole config schema (every key, default, range)")
     s.set_defaults(fn=cmd_config)
 
-    def job(name, fn, help, inputs=(), outputs=("out",)):
+    def job(name, help, inputs=(), outputs=("out",)):
         s = sub.add_parser(name, help=help)
         s.add_argument("--spec", required=True,
                        help="what to compute, as JSON (rlvr/specs.py); - reads it from stdin")
@@ -413,15 +267,13 @@ def build_parser():
             s.add_argument(f"--{x}", required=True, help=f"input: the {x} Parquet file")
         for x in outputs:
             s.add_argument(f"--{x}", required=True, help=f"output: the {x} Parquet file to write")
-        s.set_defaults(fn=fn, compute=True)
+        s.set_defaults(fn=run_stage, compute=True)
 
-    # help texts by keyword: rlvr/codeversion.py leaves `help=` out of a job's code version
-    job("task", cmd_task, help="generate the task")
-    job("reference", cmd_reference, help="exact pass@k of the reference policy", inputs=("task",))
-    job("exact", cmd_exact, help="exact E[g]/grad J against p for some estimators")
-    job("gradstats", cmd_gradstats, help="Monte Carlo and exact gradient moments of one estimator",
-        inputs=("task",))
-    job("train", cmd_train, help="train every seed of one training row", inputs=("task",),
+    job("task", help="generate the task")
+    job("reference", help="exact pass@k of the reference policy", inputs=("task",))
+    job("exact", help="exact E[g]/grad J against p for some estimators")
+    job("gradstats", help="Monte Carlo and exact gradient moments of one estimator", inputs=("task",))
+    job("train", help="train every seed of one training row", inputs=("task",),
         outputs=("run", "curve", "passk", "klgrad", "logits"))
 
     s = sub.add_parser("aggregate", help="concatenate per-job Parquet files")
@@ -433,10 +285,9 @@ def build_parser():
     s.add_argument("--reference", help="the reference policy's pass@k file: add its rows, as method"
                    " 'reference', for every experiment of the --out (trained policies' pass@k)")
     s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
-    s.set_defaults(fn=cmd_aggregate, compute=True)
+    s.set_defaults(fn=run_stage, compute=True)
 
-    for name, fn, what in (("tables", cmd_tables, "text and Markdown tables"),
-                           ("figures", cmd_figures, "matplotlib figures")):
+    for name, what in (("tables", "text and Markdown tables"), ("figures", "matplotlib figures")):
         s = sub.add_parser(name, help=f"render the {what}")
         for frame in FRAMES:
             s.add_argument(f"--{frame}", nargs="+", help=f"input: the aggregated {frame} Parquet file")
@@ -450,7 +301,7 @@ def build_parser():
             s.add_argument("--drop", nargs="+", help="delete these files (figures of demos not asked for)")
         s.add_argument("--checksums", help="also list what was written, as sha256sum does, in this file")
         s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
-        s.set_defaults(fn=fn)
+        s.set_defaults(fn=run_stage)
 
     s = sub.add_parser("claims", help="print every demo's claims computed from a results directory")
     s.add_argument("--results", default="results",
@@ -463,19 +314,16 @@ def build_parser():
 
 
 def check_code(a):
-    """Refuse to run code other than the version Snakemake recorded for this job: unless the
-    source is byte for byte what the plan versioned (RLVR_SOURCE), hash it again."""
-    from .codeversion import check, source_fingerprint
+    """Refuse to run code other than the version Snakemake recorded for this job."""
+    from . import codeversion
 
-    if os.environ.get("RLVR_SOURCE") == source_fingerprint():
-        return
-
+    codeversion.use_saved()  # what the run's start read off the modules: only those changed since are read
     spec = json.loads(getattr(a, "spec", None) or "{}")
     methods = tuple(spec.get("methods", [spec["method"]] if "method" in spec else []))
-    now = check(a.code, a.command, methods)
+    now = codeversion.code_version(a.command, methods)
     if now != a.code:
-        raise ValueError(f"the rlvr code of this job changed since it was planned "
-                         f"({a.code.partition(':')[2]} -> {now.partition(':')[2]}); run snakemake again")
+        raise ValueError(f"the rlvr code of this job changed since it was planned ({a.code} -> {now}); "
+                         "run snakemake again")
 
 
 # the arguments naming what a command writes (or deletes); a pipeline stage's is --out

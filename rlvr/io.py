@@ -309,6 +309,27 @@ def read_pandas(path):
     return read_arrow(path).to_pandas()
 
 
+def with_every_knob(tables):
+    """tables, those written before a knob existed given its column at its default (a knob
+    appended to rlvr/knobs.py at its default retrains nothing), in the column order of the
+    tables that have it."""
+    import pyarrow as pa
+
+    from .knobs import OPTIONAL
+
+    widest = max(tables, key=lambda t: t.num_columns)
+    knobs = [k for k in OPTIONAL if k.name in widest.column_names]
+    out = []
+    for t in tables:
+        missing = [k for k in knobs if k.name not in t.column_names]
+        for k in missing:
+            t = t.append_column(widest.schema.field(k.name), pa.array([k.spec_default] * t.num_rows,
+                                                                       widest.schema.field(k.name).type))
+        same = missing and set(t.column_names) == set(widest.column_names)  # else refused by the caller
+        out.append(t.select(widest.column_names) if same else t)
+    return out
+
+
 def concat_tables(tables, names, order=None):
     """One table from tables with one schema (names: where each came from, for the error);
     a training row trained in several jobs (its seeds in blocks, consecutive names of one row:
@@ -321,6 +342,7 @@ def concat_tables(tables, names, order=None):
 
     from .specs import row_of
 
+    tables = with_every_knob(tables)
     first = tables[0].schema
     for name, t in zip(names, tables):
         if not t.schema.equals(first, check_metadata=False):

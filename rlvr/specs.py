@@ -138,8 +138,15 @@ class GradStatJob:
 
 
 def to_json(spec):
-    """The spec as one line of JSON (what a rule passes and Snakemake records)."""
-    return json.dumps(asdict(spec), separators=(",", ":"))
+    """The spec as one line of JSON (what a rule passes and Snakemake records), without the knobs
+    at their default (as the row's path): a knob appended at its default changes no spec, so
+    reruns nothing; from_json fills them in."""
+    values = {name: v for name, v in asdict(spec).items()
+              if not (name in OPTIONAL_DEFAULTS and v == OPTIONAL_DEFAULTS[name])}
+    return json.dumps(values, separators=(",", ":"))
+
+
+OPTIONAL_DEFAULTS = {k.name: k.spec_default for k in OPTIONAL}
 
 
 def from_json(cls, text):

@@ -288,3 +288,18 @@ def test_a_spec_beyond_the_argument_limit_reaches_its_job_on_stdin(tmp_path):
     subprocess.run([PYTHON, "-m", "rlvr", "train", "--spec", "-", "--task", str(task), *outputs],
                    input=spec, text=True, check=True, capture_output=True)
     assert io.read_table(tmp_path / f"{row.path}.run.parquet")["seed"].tolist() == list(seeds)
+
+
+def test_a_file_written_before_a_knob_existed_is_read_with_the_knob_at_its_default():
+    """A knob appended to rlvr/knobs.py at its default retrains nothing, so an aggregate may join
+    old files without its column and new ones with it: the old rows get the default, in the new
+    files' column order; a missing column that is no knob is still refused by name."""
+    import pyarrow as pa
+
+    new = pa.table({"method": ["grpo"], "kl_beta": [0.5], "seed": [1], "pass1": [0.3]})
+    old = pa.table({"method": ["rloo"], "seed": [0], "pass1": [0.2]})
+    joined = io.concat_tables([old, new], ["old.parquet", "new.parquet"])
+    assert joined.column_names == new.column_names
+    assert joined.column("kl_beta").to_pylist() == [0.0, 0.5]
+    with pytest.raises(io.InputError, match=r"parquet: columns .* differ from"):
+        io.concat_tables([old.drop_columns(["pass1"]), new], ["old.parquet", "new.parquet"])

@@ -69,3 +69,33 @@ def test_a_null_clip_never_binds():
         assert not clipped.any()
         _, clipped = clipped_surrogate_weights(A, ratio, 0.999, 1000.0)
         assert clipped.any()
+
+
+# Each knob's default as it was declared (add a line with a new knob). A row at a knob's default
+# leaves it out of its spec and its path (rlvr/specs.py), so a changed default would change what
+# those rows compute with no change the cache sees: their old results would stand. A row that
+# wants another value sets it in config/config.yaml instead.
+DECLARED_DEFAULTS = {
+    "method": REQUIRED, "lr": REQUIRED, "reward_offset": 0.0, "shared_lr": 0.0, "correct_answers": 1,
+    "reward": "verifier", "sampler_lag": 0, "sampler_noise": 0.0, "is_correction": "none", "is_cap": 2.0,
+    "epochs": 1, "clip_low": 0.2, "clip_high": 0.2, "clip_c": None, "kl_beta": 0.0, "kl_estimator": "k3",
+    "kl_placement": "loss", "loss_agg": "seq-mean-token-sum-norm",
+}
+
+
+def test_no_knobs_default_changed_since_it_was_declared():
+    changed = {k.name: (DECLARED_DEFAULTS.get(k.name, "(not declared here)"), k.default) for k in ROW_KNOBS
+               if k.name not in DECLARED_DEFAULTS or k.default != DECLARED_DEFAULTS[k.name]}
+    assert not changed, (f"{changed}: a knob's default is never changed (rows at it keep results made with "
+                         "the old one); set the value in the config's rows, or add a new knob to this table")
+
+
+def test_a_spec_leaves_knobs_at_their_default_out_and_reads_them_back():
+    from rlvr.specs import from_json, to_json
+
+    lecture, clipped = (TrainRow("training", "grpo", 2.0, 0.0, 8, 16, 10, 0, (0,), 0.2, 5, (1,), **knobs)
+                        for knobs in ({}, {"clip_high": 0.28, "kl_beta": 0.0}))
+    assert not {k.name for k in OPTIONAL} & set(__import__("json").loads(to_json(lecture)))
+    assert '"clip_high":0.28' in to_json(clipped) and "kl_beta" not in to_json(clipped)
+    for row in (lecture, clipped):
+        assert from_json(TrainRow, to_json(row)) == row

@@ -346,10 +346,10 @@ def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
 
 def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path):
     """A finished project copied elsewhere (code, results and Snakemake's records, mtimes kept)
-    is up to date; a comment line, a docstring or a help text is no change; a new estimator
-    reruns nothing; a relabelled one redraws tables and figures and retrains nothing; an edit of
-    metrics.py reruns what uses it; of training.py only training; another subcommand's new option
-    reruns nothing."""
+    is up to date; a comment line, a docstring or anything in cli.py is no change; a new estimator
+    reruns nothing, nor a knob appended at its default; a relabelled estimator redraws tables and
+    figures and retrains nothing; an edit of metrics.py reruns what uses it; of training.py only
+    training."""
     from rlvr.config import load_config, train_rows
 
     moved = tmp_path / "b"
@@ -381,7 +381,7 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     replace("objective.py", '"""The rest of', '"""The whole rest of')  # a docstring
     replace("cli.py", 'help="generate the task"', 'help="generate the toy task"')  # a help text
     assert planned() == {}
-    # a new option of a subcommand that no job runs (claims): no job's code
+    # a new option of a subcommand: cli.py parses, and is no job's code
     claims = "    s.set_defaults(fn=cmd_claims)"
     replace("cli.py", claims, '    s.add_argument("--new")\n' + claims)
     assert planned() == {}
@@ -391,6 +391,10 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     drawn = FIGURE_JOBS - {"figures_reference", "figures_negative_samples"}
     assert planned() == {"tables": 1, "all": 1, **dict.fromkeys(drawn, 1)}
     replace("estimators.py", 'label="GRPO, relabelled",', 'label="GRPO",')  # as it was
+    # a knob appended at its default (issue 34): every spec and path leaves it out, no job's code counts it
+    knob = '\n    Knob("my_knob", 0.0, "mine", {"type": "number"}, token="mine"),\n)\nKNOBS ='
+    replace("knobs.py", "\n)\nKNOBS =", knob)
+    assert planned() == {}
     counts = edit("training.py", "\nEDITED = True\n")
     assert counts == {"train": len(train_rows(load_config(TINY))), "aggregate_training": 1,  # every row
                       "aggregate_passk": 1, "tables": 1, "all": 1, **dict.fromkeys(TRAINED_FIGURE_JOBS, 1)}
@@ -422,7 +426,8 @@ def test_a_job_refuses_code_other_than_the_version_it_was_planned_with(tiny_run,
 @pytest.mark.parametrize("stage", ["task", "train", "gradstats", "aggregate", "tables"])
 def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_path, stage):
     """The code a job depends on is read off the source (rlvr/codeversion.py); check it against
-    the rlvr modules a real job of that stage has loaded when it ends."""
+    the rlvr modules a real job of that stage has loaded when it ends (tests/test_codeversion.py:
+    an edit of each module replans exactly the stages whose closure holds it)."""
     from rlvr import specs
     from rlvr.codeversion import job_modules
     from rlvr.config import gradstat_jobs, load_config, train_rows
@@ -448,7 +453,8 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
             "runpy.run_module('rlvr', run_name='__main__')\n")
     out = run([PYTHON, "-c", code]).stdout
     loaded = set(out.split("LOADED ")[1].strip().strip("[]").replace("'", "").split(", "))  # "demos.clipping"
-    assert loaded - {"__main__"} <= set(job_modules(stage)), loaded - set(job_modules(stage))
+    # the command line, which parses the arguments and calls the stage, is no job's code
+    assert loaded - {"__main__", "cli"} <= set(job_modules(stage)), loaded - set(job_modules(stage))
 
 
 def test_the_readme_snippets_run_on_the_results(tiny_run, capsys, monkeypatch):
@@ -483,23 +489,3 @@ def test_the_readme_snippets_run_on_the_results(tiny_run, capsys, monkeypatch):
     assert len(printed) == len(passk) > 0, shown
     for _, row in passk.iterrows():  # the same exact pass@8, to the 6 decimals printed
         assert abs(printed[(row["lr"], row["seed"])] - row["pass_at_k"]) < 1e-6, (shown, row)
-
-
-def test_saved_code_versions_hold_only_for_the_source_they_were_computed_from(tmp_path):
-    """A parse saves its code versions (.snakemake/rlvr.code-versions.json) for the next parse of
-    the same source: read back only if they were computed from these very bytes and Python."""
-    show = ("import sys\nfrom rlvr import codeversion as cv\ncv.use_saved(sys.argv[1])\n"
-            "print(cv.code_version('task'))\ncv.save_versions(sys.argv[1])\n")
-
-    def version(path):
-        return run([PYTHON, "-c", show, str(path)], cwd=REPO).stdout.strip()
-
-    computed = version(tmp_path / "new.json")
-    saved = json.loads((tmp_path / "new.json").read_text())
-    assert saved["versions"] == {"code task ": computed} and version(tmp_path / "new.json") == computed
-    for source, expected in ((saved["source"], "saved"), ("another source", computed),
-                             (saved["source"].replace("python3", "python2"), computed)):
-        (tmp_path / "v.json").write_text(json.dumps({"source": source, "versions": {"code task ": "saved"}}))
-        assert version(tmp_path / "v.json") == expected, source
-    (tmp_path / "v.json").write_text("{not json")
-    assert version(tmp_path / "v.json") == computed

@@ -13,13 +13,7 @@ sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not in
 
 from rlvr import binding, budget, io, runlock, specs
 from rlvr import config as C
-from rlvr.codeversion import (
-    code_version,
-    display_version,
-    save_versions,
-    source_fingerprint,
-    use_saved,
-)
+from rlvr import codeversion
 from rlvr.demos import DEMOS
 from rlvr.render import TABLE_FORMATS
 
@@ -92,16 +86,13 @@ def job_environment():
     """Shell prefix of every job: `python -m rlvr` runs the rlvr beside this Snakefile, with the
     Python that runs Snakemake, or the job's own conda environment's Python under --sdm conda.
     Kept out of the rules' params, so that where the project lives and how Snakemake was
-    started do not count as a change of the results. RLVR_SOURCE: the source's fingerprint,
-    taken before any code version (rlvr/codeversion.py), so that a job whose source is the
-    same bytes skips hashing it again. One BLAS thread: rlvr's maths does not use BLAS, and a
-    job should not start threads it does not use.
+    started do not count as a change of the results. One BLAS thread: rlvr's maths does not
+    use BLAS, and a job should not start threads it does not use.
     """
     from snakemake.settings.types import DeploymentMethod
 
     prefix = (
         f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(BASE))}; "
-        f"export RLVR_SOURCE={source_fingerprint()}; "
         "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; "
         f"trap {shlex.quote(SAY_SIGNAL)} ERR; "
     )
@@ -116,18 +107,16 @@ shell.prefix(job_environment())
 
 # the results directory's run state (rlvr/runlock.py): its run lock, token and planned identities
 RUN_STATE = runlock.state_of(RESULTS)
-# Snakemake's own state directory: its locks, and the code versions of the last parse of this
-# very source (rlvr/codeversion.py), saved at the end of the parse: computing them parses every
-# rlvr module
+# Snakemake's own state directory: its locks, and what rlvr/codeversion.py read off each rlvr
+# module's source (saved by a run's start: reading every module costs a parse ~0.15 s)
 SNAKEMAKE_STATE = Path(".snakemake")
-CODE_VERSIONS = SNAKEMAKE_STATE / "rlvr.code-versions.json"
-use_saved(CODE_VERSIONS)
+codeversion.use_saved()
 
 
 def code(stage, methods=()):
     """The hash of the rlvr code a stage runs with these estimators (rlvr/codeversion.py): a
     param, so that a change of that code, and only that, reruns the job."""
-    return code_version(stage, tuple(methods))
+    return codeversion.code_version(stage, tuple(methods))
 
 
 # every estimator the tables may show, and how they show it (labels, colours): a param of the
@@ -139,7 +128,7 @@ SHOWN_METHODS = tuple(
         | set(config["gradient_stats"]["exact_curve"]["methods"])
     )
 )
-LOOK = display_version(SHOWN_METHODS)
+LOOK = codeversion.display_version(SHOWN_METHODS)
 
 
 # every Parquet file this run writes: how it is made (stage, spec, code, inputs), which the rules
@@ -170,13 +159,6 @@ def row_memory(wildcards):
     return max(
         500, round(budget.memory_mb(task["P"], task["M"], len(row.seeds), copies))
     )
-
-
-def save_code_versions():
-    """At the end of the parse: every code version the plan computed, saved for the next parse
-    of the same source; not by a dry run, which writes nothing."""
-    if not dry_run():
-        save_versions(CODE_VERSIONS)
 
 
 def row_code(wildcards):
@@ -242,7 +224,7 @@ def figure_look(demo, inputs):
         methods |= set(GRADSTAT_JOBS) | set(
             config["gradient_stats"]["exact_curve"]["methods"]
         )
-    return display_version(tuple(sorted(methods)))
+    return codeversion.display_version(tuple(sorted(methods)))
 
 
 def figure_inputs(demo):
@@ -417,6 +399,7 @@ def take_run_lock():
         raise WorkflowError(str(err)) from None
     # a killed run's temporaries, of whichever files this run writes
     io.remove_stale_temporaries(RESULTS)
+    codeversion.save()  # for the jobs' check and the next parse
 
 
 def record_the_config():

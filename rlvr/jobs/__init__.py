@@ -1,0 +1,34 @@
+"""The pipeline's jobs, one module a stage: `python -m rlvr <stage>` runs rlvr/jobs/<stage>.py's
+`run(a)` with the arguments rlvr/cli.py parsed. A job's code is its module's import closure
+(rlvr/codeversion.py): import at the top what the stage computes with. What every job shares:
+the identity of what it writes (rlvr/binding.py) and its log line.
+"""
+
+import os
+import sys
+import time
+
+from .. import binding, io, runlock
+
+
+def log(msg):
+    print(f"[rlvr {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def identity(a, inputs=()):
+    """The identity of what this job writes: its stage, spec and code, and the identities its
+    input files carry, each checked against what the run planned (a foreign input is refused
+    here, by name, before any work)."""
+    planned = runlock.planned_jobs()
+    ids = [io.input_identity(path, planned) for path in inputs]
+    return binding.identity(a.command, getattr(a, "spec", None) or "", a.code, ids)
+
+
+def bound(a, name, inputs=()):
+    """The metadata binding a file this job writes, called name, to its identity."""
+    return io.bound(name, identity(a, inputs))
+
+
+def name(path):
+    """A result's name: its file name without .parquet (binding.NAMES in the pipeline)."""
+    return os.path.basename(path).removesuffix(".parquet")
