@@ -162,12 +162,13 @@ def p_all_equal(pi, C, G):
     return p**G + (1 - p) ** G
 
 
-def dynamic_rounds(rng, logits_s, first_prompts, kept, n, G, C, pay, s, max_rounds):
-    """Dynamic sampling's further rounds for one seed (DAPO; verl filter_groups): after the first
-    round drew first_prompts [n] and kept `kept` groups, draw up to n prompts not drawn yet per
-    round from logits_s [P, M] until n groups with a signal are kept, max_rounds rounds were
-    drawn or no prompt is left. A list of rounds (prompts [m], π [m, M], answers [m, G], rewards
-    [m, G], signal [m])."""
+def dynamic_rounds(rng, logits_s, first_prompts, kept, row, C, pay, s):
+    """Dynamic sampling's further rounds for seed s (DAPO; verl filter_groups): after the first
+    round drew first_prompts [n] and kept `kept` groups, draw up to n = row.prompts_per_step
+    prompts not drawn yet per round from logits_s [P, M] until n groups with a signal are kept,
+    row.max_rounds rounds were drawn or no prompt is left. A list of rounds (prompts [m], π [m, M],
+    answers [m, G], rewards [m, G], signal [m])."""
+    n, G, max_rounds = row.prompts_per_step, row.G, row.max_rounds
     used = np.zeros(len(logits_s), bool)  # [P]
     used[first_prompts] = True
     rounds = []
@@ -212,8 +213,8 @@ def draw(rngs, logits, row, C, pay, zero_pred):
     for s, rng in enumerate(rngs):  # dynamic sampling: each seed draws further rounds until its batch is full
         keep = ~no_signal[s]
         seed_parts = [(prompts[s][keep], pi[s][keep], y[s][keep], r[s][keep])]
-        for more, pi_m, y_m, r_m, signal in dynamic_rounds(rng, logits[s], prompts[s], int(keep.sum()), n, G,
-                                                           C, pay, s, max_rounds):
+        rounds = dynamic_rounds(rng, logits[s], prompts[s], int(keep.sum()), row, C, pay, s)
+        for more, pi_m, y_m, r_m, signal in rounds:
             drawn[s] += len(more)
             zero[s] += int((~signal).sum())
             zero_pred[s] += float(p_all_equal(pi_m, C, G).sum())
