@@ -224,7 +224,7 @@ def noop_rerun(n):
 def batched_kernel(n):
     print("\n4. `train_seeds` (all seeds at once) vs a loop of `train` (one seed at a time), in-process")
     from rlvr.task import make_task
-    from rlvr.training import train, train_seeds
+    from rlvr.training import make_row, train, train_seeds
 
     task, args = make_task(), ("grpo", 300, 16, 8, 2.0)
     for S, target in ((5, 3.0), (50, 10.0)):
@@ -237,7 +237,7 @@ def batched_kernel(n):
 
         def batched():
             t0 = time.perf_counter()
-            out["batched"] = [o["logits"] for o in train_seeds(task, *args, seeds, eval_every=5)]
+            out["batched"] = [o["logits"] for o in train_seeds(task, make_row(*args, seeds, eval_every=5))]
             return time.perf_counter() - t0
 
         t_loop, t_batched, speedup = paired(loop, batched, n)
@@ -245,7 +245,7 @@ def batched_kernel(n):
         report(f"4. kernel at {S} seeds: loop of `train` / `train_seeds`",
                f"{t_loop:.2f} s / {t_batched:.2f} s = **{speedup:.1f}x** (median of {pairs(n)}; "
                "same logits)", f">= {target:g}x", speedup >= target,
-               f"`train_seeds(task, 'grpo', 300, 16, 8, 2.0, range({S}), eval_every=5)`; "
+               f"`train_seeds(task, make_row('grpo', 300, 16, 8, 2.0, range({S}), eval_every=5))`; "
                "`python bench/run.py --only 4`")
 
 

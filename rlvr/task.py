@@ -77,6 +77,8 @@ def with_correct_answers(task, n_correct):
     n_correct = 1 returns the task itself."""
     if n_correct == 1:
         return task
+    if "n_correct" in task:  # its logits are no longer the reference's: a second split would be wrong
+        raise ValueError("the task has several correct answers already; give the task make_task made")
     M = task["M"]
     if not 1 <= n_correct < M:
         raise ValueError(f"correct_answers = {n_correct} must be in 1..{M - 1} "

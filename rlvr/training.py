@@ -1,6 +1,8 @@
 """Policy-gradient training of the tabular policy: one configuration, many seeds at once.
 
-`train_seeds` trains S seeds of one (method, lr, offset, G, ...) configuration in one loop.
+`train_seeds(task, row)` trains the S seeds of one training row in one loop: the row is a
+specs.TrainRow, the spec a pipeline job holds (or make_row's, outside the pipeline), so a knob
+of rlvr/knobs.py reaches the kernel as a field of it, with no list of parameters to extend.
 Each seed draws from its own generator, default_rng(seed), in the same order as a lone run,
 and every array operation works row by row, so a seed's numbers are bit for bit the same
 whether it is trained alone or beside 499 others (tests/test_kernel.py checks it). Only the
@@ -12,7 +14,8 @@ A step reads top to bottom as its phases: `draw` (prompts, answers from the samp
 `off_policy_weights` (only then), `old_log_probs`, `shaped_rewards` and `estimate_advantages`
 (the advantages), `loss_weights` and `update_policy` (the μ updates), `track` (the logits, and
 which prompts moved) and, at evaluation steps, `refresh` (their exact per-prompt quantities),
-`curve_values` and `records`.
+`curve_values` and `records`. The phases after `draw` read the step's sampled groups as one
+Batch value.
 """
 
 from collections import deque
@@ -26,11 +29,12 @@ from .estimators import ESTIMATORS, advantages
 from .exact import kl_gradient_columns
 from .importance import is_weights
 from .kl import kl_estimate
-from .knobs import KNOBS
+from .knobs import OPTIONAL
 from .metrics import crossover_ks, passk_columns
 from .objective import Objective, aggregation_weights, policy_updates
 from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
 from .rewards import REWARDS
+from .specs import TrainRow
 from .task import LEVEL_KEYS, with_correct_answers
 
 # The learning-curve metrics, the one list Record, the recording (curve_values) and the curves
@@ -46,8 +50,6 @@ CURVES = (
     "length_correct",  # exact expected tokens of a correct answer to a uniform prompt (NaN: π(correct) = 0)
     "length_wrong",  # exact expected tokens of a wrong answer to a uniform prompt (NaN: π(correct) = 1)
 )
-# train_seeds' arguments of the same name as a row knob: what pays an answer and what samples it
-SAMPLING = ("reward", "sampler_lag", "sampler_noise", "is_correction", "is_cap")
 _CURVE_FIELDS = [(f, t) for m in CURVES for f, t in ((m, float), (f"{m}_by_level", np.ndarray))]
 # pass1 and pass1_by_level stay at positions 1 and 4: the lecture script reads rec[1] and rec[4]
 Record = NamedTuple("Record", [("step", int), _CURVE_FIELDS[0], ("mean_reward", float),
@@ -57,6 +59,25 @@ Record.__doc__ = """One seed at one evaluation step: step; mean_reward, the mean
 used this step (offset included; NaN at step 0); zero_signal_frac, the share of this step's sampled
 groups whose G rewards are all equal; answers, the answers sampled so far, kept or not; and for every
 metric m of CURVES, m (overall) and m_by_level [n_levels]."""
+
+
+class Batch(NamedTuple):
+    """A step's sampled groups, R rows seed by seed (draw); the phases after it read them."""
+
+    seed_of: np.ndarray  # [R] each row's seed, as an index into the row's seeds
+    prompt_of: np.ndarray  # [R]
+    pi: np.ndarray  # [R, M] the sampler's π; π_old once off_policy_weights has replaced it
+    y: np.ndarray  # [R, G] the answers
+    r: np.ndarray  # [R, G] their rewards
+    sizes: np.ndarray  # [S] rows per seed: n, or fewer where dynamic sampling ran out of rounds
+
+
+class SharedWeights(NamedTuple):
+    """The weights shared per (seed, answer type) of a row with shared_lr > 0."""
+
+    lr: float  # the row's shared_lr
+    types: np.ndarray  # [P, M] each answer's type (task["type"])
+    n_types: int  # T
 
 
 def level_means(x, level, n_levels):
@@ -141,12 +162,13 @@ def p_all_equal(pi, C, G):
     return p**G + (1 - p) ** G
 
 
-def dynamic_rounds(rng, logits_s, first_prompts, kept, n, G, C, pay, s, max_rounds):
-    """Dynamic sampling's further rounds for one seed (DAPO; verl filter_groups): after the first
-    round drew first_prompts [n] and kept `kept` groups, draw up to n prompts not drawn yet per
-    round from logits_s [P, M] until n groups with a signal are kept, max_rounds rounds were
-    drawn or no prompt is left. A list of rounds (prompts [m], π [m, M], answers [m, G], rewards
-    [m, G], signal [m])."""
+def dynamic_rounds(rng, logits_s, first_prompts, kept, row, C, pay, s):
+    """Dynamic sampling's further rounds for seed s (DAPO; verl filter_groups): after the first
+    round drew first_prompts [n] and kept `kept` groups, draw up to n = row.prompts_per_step
+    prompts not drawn yet per round from logits_s [P, M] until n groups with a signal are kept,
+    row.max_rounds rounds were drawn or no prompt is left. A list of rounds (prompts [m], π [m, M],
+    answers [m, G], rewards [m, G], signal [m])."""
+    n, G, max_rounds = row.prompts_per_step, row.G, row.max_rounds
     used = np.zeros(len(logits_s), bool)  # [P]
     used[first_prompts] = True
     rounds = []
@@ -163,15 +185,15 @@ def dynamic_rounds(rng, logits_s, first_prompts, kept, n, G, C, pay, s, max_roun
     return rounds
 
 
-def draw(rngs, logits, n, G, C, pay, max_rounds, zero_pred):
+def draw(rngs, logits, row, C, pay, zero_pred):
     """Each seed's batch of the step from the sampler softmax(logits [S, P, M]) (π_old on-policy),
-    paid by pay (a Rewarder): n distinct prompts,
-    then G uniforms per prompt, from the seed's own generator; with max_rounds, the groups without
-    a signal are dropped and further rounds drawn (dynamic_rounds). Adds each drawn group's
-    P(all G rewards equal) into zero_pred [S]. Returns the batch, R rows seed by seed: (seed [R],
-    prompt [R], π [R, M], answers [R, G], rewards [R, G]), and per seed [S]: its rows in the
-    batch, the groups drawn and how many of them had all G rewards equal."""
+    paid by pay (a Rewarder): n = row.prompts_per_step distinct prompts, then G uniforms per
+    prompt, from the seed's own generator; with row.max_rounds, the groups without a signal are
+    dropped and further rounds drawn (dynamic_rounds). Adds each drawn group's P(all G rewards
+    equal) into zero_pred [S]. Returns the Batch and, per seed [S], the groups drawn and how
+    many of them had all G rewards equal."""
     S, P, _ = logits.shape
+    n, G, max_rounds = row.prompts_per_step, row.G, row.max_rounds
     prompts, u = np.zeros((S, n), int), np.zeros((S, n, G))
     for s, rng in enumerate(rngs):
         prompts[s] = rng.choice(P, n, replace=False)
@@ -184,21 +206,23 @@ def draw(rngs, logits, n, G, C, pay, max_rounds, zero_pred):
     drawn, zero = np.full(S, n), no_signal.sum(axis=1)  # [S], [S]
     zero_pred += p_all_equal(pi, C, G).sum(axis=1)
     if not max_rounds:  # the batch: all S * n rows, seed by seed
-        batch = (seed_rows, prompts.ravel(), pi.reshape(S * n, -1), y.reshape(S * n, G), r.reshape(S * n, G))
-        return batch, drawn, drawn, zero
+        b = Batch(seed_rows, prompts.ravel(), pi.reshape(S * n, -1), y.reshape(S * n, G), r.reshape(S * n, G),
+                  drawn.copy())
+        return b, drawn, zero
     parts = []
     for s, rng in enumerate(rngs):  # dynamic sampling: each seed draws further rounds until its batch is full
         keep = ~no_signal[s]
         seed_parts = [(prompts[s][keep], pi[s][keep], y[s][keep], r[s][keep])]
-        for more, pi_m, y_m, r_m, signal in dynamic_rounds(rng, logits[s], prompts[s], int(keep.sum()), n, G,
-                                                           C, pay, s, max_rounds):
+        rounds = dynamic_rounds(rng, logits[s], prompts[s], int(keep.sum()), row, C, pay, s)
+        for more, pi_m, y_m, r_m, signal in rounds:
             drawn[s] += len(more)
             zero[s] += int((~signal).sum())
             zero_pred[s] += float(p_all_equal(pi_m, C, G).sum())
             seed_parts.append((more[signal], pi_m[signal], y_m[signal], r_m[signal]))
         parts.append([np.concatenate(x)[:n] for x in zip(*seed_parts)])
     sizes = np.array([len(p[0]) for p in parts])  # [S]
-    return (np.repeat(np.arange(S), sizes), *(np.concatenate(x) for x in zip(*parts))), sizes, drawn, zero
+    b = Batch(np.repeat(np.arange(S), sizes), *(np.concatenate(x) for x in zip(*parts)), sizes)
+    return b, drawn, zero
 
 
 def sampler_noise_logits(seeds, shape, sigma):
@@ -218,20 +242,20 @@ def off_policy_weights(z, z_sampler, y_b, correction, cap):
     return softmax(z), is_weights(np.exp(log_rho), correction, cap)
 
 
-def mean_rewards(r_b, sizes, max_rounds):
-    """The mean reward of each seed's batch rows, r_b [R, G] with sizes [S] rows per seed: [S]
-    (NaN for a seed whose dynamic sampling kept no group)."""
+def mean_rewards(b, max_rounds):
+    """The mean reward of each seed's rows of the Batch b: [S] (NaN for a seed whose dynamic
+    sampling kept no group)."""
     if not max_rounds:  # every seed has n rows
-        return r_b.reshape(len(sizes), -1).mean(axis=1)
-    return [r_s.mean() if len(r_s) else np.nan for r_s in np.split(r_b, np.cumsum(sizes)[:-1])]
+        return b.r.reshape(len(b.sizes), -1).mean(axis=1)
+    return [r_s.mean() if len(r_s) else np.nan for r_s in np.split(b.r, np.cumsum(b.sizes)[:-1])]
 
 
-def old_log_probs(z, y_b, prompt_of, ref_logp, obj, reads_logp):
-    """log π_old(y) and log π_ref(y) of the batch's answers y_b [R, G] from π_old's logits z
-    [R, M]: ([R, G] or None, [R, G] or None). log π_old is taken for a KL in the reward or an
+def old_log_probs(z, b, ref_logp, obj, reads_logp):
+    """log π_old(y) and log π_ref(y) of the Batch b's answers from π_old's logits z [R, M]:
+    ([R, G] or None, [R, G] or None). log π_old is taken for a KL in the reward or an
     estimator that ranks answers by it; log π_ref for any KL term."""
-    ref_y = np.take_along_axis(ref_logp[prompt_of], y_b, axis=1) if obj.kl_beta else None
-    logp_old = np.take_along_axis(log_softmax(z), y_b, axis=1) if obj.kl_in_reward or reads_logp else None
+    ref_y = np.take_along_axis(ref_logp[b.prompt_of], b.y, axis=1) if obj.kl_beta else None
+    logp_old = np.take_along_axis(log_softmax(z), b.y, axis=1) if obj.kl_in_reward or reads_logp else None
     return logp_old, ref_y
 
 
@@ -244,71 +268,77 @@ def shaped_rewards(r_b, logp_old, ref_y, obj):
         return r_b - obj.kl_beta * kl_estimate(logp_old - ref_y, obj.kl_estimator)
 
 
-def estimate_advantages(method, r_adv, pi_b, baseline, logp, sizes, reward_offset, C):
-    """The method's advantages [R, G] of the batch's rewards r_adv [R, G], with π_old pi_b [R, M],
-    the learned baseline [R], log π_old(y) logp [R, G] (or None) and sizes [S] rows per seed."""
+def estimate_advantages(row, b, r_adv, baseline, logp, C):
+    """The advantages [R, G] of row.method for the Batch b's rewards as the estimator sees them,
+    r_adv [R, G], with π_old b.pi, the learned baseline [R] and log π_old(y) logp [R, G] (or None)."""
+    method, offset = row.method, row.reward_offset
     if ESTIMATORS[method].batch:  # batch statistics are per seed: one call per seed's rows
-        cuts = np.cumsum(sizes)[:-1]
-        parts = zip(*(np.split(x, cuts) for x in (r_adv, pi_b, baseline)),
-                    np.split(logp, cuts) if logp is not None else [None] * len(sizes))
-        return np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=reward_offset, logp=l_s,
+        cuts = np.cumsum(b.sizes)[:-1]
+        parts = zip(*(np.split(x, cuts) for x in (r_adv, b.pi, baseline)),
+                    np.split(logp, cuts) if logp is not None else [None] * len(b.sizes))
+        return np.concatenate([advantages(r_s, method, baseline=v_s, pi=pi_s, offset=offset, logp=l_s,
                                           n_correct=C) for r_s, pi_s, v_s, l_s in parts])
-    return advantages(r_adv, method, baseline=baseline, pi=pi_b, offset=reward_offset, logp=logp, n_correct=C)
+    return advantages(r_adv, method, baseline=baseline, pi=b.pi, offset=offset, logp=logp, n_correct=C)
 
 
-def loss_weights(obj, length, unit, seed_of, prompt_of, y_b, sizes):
-    """Each sampled answer's share of the loss under obj.loss_agg [R, G], or None where the loss
-    weighs every answer 1 (the lecture's, whatever its length); token-mean's batch is each seed's
-    rows (sizes [S])."""
+def loss_weights(obj, b, length, unit):
+    """Each of the Batch b's answers' share of the loss under obj.loss_agg [R, G], or None where
+    the loss weighs every answer 1 (the lecture's, whatever its length); token-mean's batch is
+    each seed's rows. length [P, M]: each answer's tokens; unit: the mean of them."""
     if obj.loss_agg == "seq-mean-token-sum-norm":
         return None
-    G = y_b.shape[1]
-    length_b = length[prompt_of[:, None], y_b]  # [R, G] tokens of each sampled answer
-    batch_tokens = np.bincount(seed_of, length_b.sum(axis=1), len(sizes))[seed_of, None]  # [R, 1]
-    return aggregation_weights(obj.loss_agg, length_b, batch_tokens, sizes[seed_of, None] * G, unit)
+    G = b.y.shape[1]
+    length_b = length[b.prompt_of[:, None], b.y]  # [R, G] tokens of each sampled answer
+    batch_tokens = np.bincount(b.seed_of, length_b.sum(axis=1), len(b.sizes))[b.seed_of, None]  # [R, 1]
+    return aggregation_weights(obj.loss_agg, length_b, batch_tokens, b.sizes[b.seed_of, None] * G, unit)
 
 
-def update_policy(z, y_b, A, pi_b, ref_y, gain, seed_of, prompt_of, obj, lr, S, shared_lr, types, n_types):
-    """The μ = obj.epochs updates of the batch's logits z [R, M] (π_old's, pi_b [R, M]) by the
-    answers y_b [R, G], advantages A [R, G], log π_ref(y) ref_y and loss weights gain [R, G]
-    -> (z [R, M], clipped [R]: the (answer, update) pairs the clip zeroed per row, moved [S, T]:
-    the move of the shared weights of S seeds and T = n_types answer types (types [P, M]); None
-    without them). With shared_lr they move after each of the μ updates, so the inner updates'
-    ratios see it."""
+def update_policy(z, b, A, ref_y, gain, obj, lr, shared):
+    """The μ = obj.epochs updates of the Batch b's logits z [R, M] (π_old's, b.pi) by its answers,
+    the advantages A [R, G], log π_ref(y) ref_y and loss weights gain [R, G] -> (z [R, M], clipped
+    [R]: the (answer, update) pairs the clip zeroed per row, shift [S, P, M]: what the shared
+    weights' move adds to every prompt's logits, already in z; None without them). With shared
+    weights (a SharedWeights, or None) they move after each of the μ updates, so the inner
+    updates' ratios see it."""
     moved = shared_move = None
-    if shared_lr:
-        moved = np.zeros((S, n_types))  # the shared weights' move over this batch's updates
-        shared_move = partial(shared_weights_step, lr=lr, shared_lr=shared_lr, moved=moved,
-                              cell=seed_of[:, None] * n_types + types[prompt_of])  # (seed, type) per answer
+    if shared:
+        moved = np.zeros((len(b.sizes), shared.n_types))  # [S, T]: the move over this batch's updates
+        shared_move = partial(shared_weights_step, lr=lr, shared_lr=shared.lr, moved=moved,
+                              cell=b.seed_of[:, None] * shared.n_types + shared.types[b.prompt_of])  # [R, M]
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is caught by the caller
-        z, clipped = policy_updates(z, y_b, A, pi_b, lr, obj, ref_y, gain, shared_move)
-    return z, clipped, moved
-
-
-def track(logits, stats, stale, z, moved, seed_of, prompt_of, ref_logp, length, C, types):
-    """Write the batch's updated logits z [R, M] into logits [S, P, M]. Without shared weights
-    only the batch's prompts moved: they are marked in stale [S, P] for refresh to bring their
-    stats up to date at the next record; with them (moved [S, T]) every prompt did, the batch
-    rows' z has the move already, and stats ({name: [S, P]}, prompt_stats) are recomputed now."""
+        z, clipped = policy_updates(z, b.y, A, b.pi, lr, obj, ref_y, gain, shared_move)
     if moved is None:
-        logits[seed_of, prompt_of] = z
-        stale[seed_of, prompt_of] = True
-    else:
-        logits += moved[np.arange(len(logits))[:, None, None], types[None]]  # [S, P, M]
-        logits[seed_of, prompt_of] = z
-        stats.update(prompt_stats(logits, ref_logp, length, C))
+        return z, clipped, None
+    return z, clipped, moved[np.arange(len(moved))[:, None, None], shared.types[None]]
+
+
+def track(logits, stale, z, shift, b):
+    """Write the Batch b's updated logits z [R, M] into logits [S, P, M] and mark the (seed,
+    prompt) rows that moved in stale [S, P], for refresh to bring their stats up to date at the
+    next record: the batch's prompts, or with shared weights (shift [S, P, M]) every prompt."""
+    if shift is not None:
+        logits += shift
+        stale[:] = True
+    logits[b.seed_of, b.prompt_of] = z  # the batch rows' z has the shift already
+    stale[b.seed_of, b.prompt_of] = True
 
 
 def refresh(stats, stale, logits, ref_logp, length, C):
     """stats ({name: [S, P]}, prompt_stats) of the (seed, prompt) rows marked in stale [S, P],
     recomputed from logits [S, P, M] in one call, and the marks cleared: a prompt drawn several
-    times between two records costs one computation, the same bits as one per step (row by row)."""
-    seed_of, prompt_of = np.nonzero(stale)
-    if len(seed_of):
+    times between two records costs one computation, the same bits as one per step (row by row).
+    With every row marked (shared weights move every prompt) the call takes logits as they are,
+    not a gathered copy of them."""
+    if stale.all():
+        stats.update(prompt_stats(logits, ref_logp, length, C))
+    else:
+        seed_of, prompt_of = np.nonzero(stale)
+        if not len(seed_of):
+            return
         for name, value in prompt_stats(logits[seed_of, prompt_of], ref_logp[prompt_of], length[prompt_of],
                                         C).items():
             stats[name][seed_of, prompt_of] = value
-        stale[:] = False
+    stale[:] = False
 
 
 def clip_fractions(updated, S, n_levels, per_row):
@@ -358,18 +388,16 @@ def records(step, curves, mean_reward, zero_frac, answers):
     return [Record(*fields) for fields in zip(*(columns[name] for name in Record._fields))]
 
 
-def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offset=0.0,
-                value_lr=0.2, eval_every=1, max_rounds=0, objective=None, shared_lr=0.0, reward="verifier",
-                sampler_lag=0, sampler_noise=0.0, is_correction="none", is_cap=2.0):
-    """Train from the reference logits once per seed; return one dict per seed with "history"
-    ([Record]), "zero_frac", "zero_frac_pred", "answers", "kept_frac" and the final "logits" [P, M].
+def train_seeds(task, row):
+    """Train every seed of row (a specs.TrainRow: a pipeline job's spec, or make_row's) from the
+    reference logits, all at once; return one dict per seed with "history" ([Record]),
+    "zero_frac", "zero_frac_pred", "answers", "kept_frac" and the final "logits" [P, M].
 
     Each step draws prompts_per_step distinct prompts, G answers for each from π_old (the
     policy at the start of the step), computes the advantages, and moves those prompts' logits
-    objective.epochs times by lr * policy_gradient with the objective's weights: the clipped
-    ratio π/π_old, the KL term and the loss aggregation (rlvr/objective.py). `learned` keeps a
-    value V per prompt (start 0) that moves value_lr of the way toward each observed group-mean
-    reward.
+    epochs times by lr * policy_gradient with the objective's weights: the clipped ratio
+    π/π_old, the KL term and the loss aggregation (rlvr/objective.py). `learned` keeps a value
+    V per prompt (start 0) that moves value_lr of the way toward each observed group-mean reward.
 
     shared_lr > 0 adds shared weights w: [S, T] per answer type (task["type"]: [P, M]) to every
     prompt's logits, logits = z + w[type], so that an update on one prompt moves every prompt's
@@ -377,8 +405,8 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     prompt's score-function gradient on the answers of that type, after each of the epochs
     updates (so the inner updates' ratios see it). shared_lr = 0 is the tabular policy, bit for bit.
 
-    A task from task.with_correct_answers has answers 0 .. task["n_correct"]−1 correct (reward 1
-    for any of them); every other task, answer 0 alone.
+    correct_answers = C makes answers 0 .. C−1 of every prompt correct (task.with_correct_answers
+    of the task given; reward 1 for any of them); 1: answer 0 alone.
 
     max_rounds > 0 turns on dynamic sampling (DAPO; verl filter_groups): groups whose rewards
     are all equal are dropped and further rounds draw other prompts until prompts_per_step
@@ -391,35 +419,33 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
     w(ρ) (objective.is_weights, cap is_cap), ρ = π_old(y)/π_sampler(y).
     history holds step 0 (the reference) and every eval_every-th step, always the last.
     """
+    if row.method not in ESTIMATORS:
+        raise ValueError(f"unknown method {row.method!r}; known: {', '.join(ESTIMATORS)}")
+    if not 1 <= row.prompts_per_step <= task["P"]:
+        raise ValueError(f"prompts_per_step = {row.prompts_per_step} must be in 1..{task['P']}")
+    problems = [p for knob in OPTIONAL if (p := knob.problem(getattr(row, knob.name)))]
+    if problems:
+        raise ValueError("; ".join(problems))
+    task = with_correct_answers(task, row.correct_answers)
     P, level, n_levels = task["P"], task["level"], task["n_levels"]
-    C = task.get("n_correct", 1)  # answers 0 .. C−1 are correct (task.with_correct_answers)
-    if method not in ESTIMATORS:
-        raise ValueError(f"unknown method {method!r}; known: {', '.join(ESTIMATORS)}")
-    if not 1 <= prompts_per_step <= P:
-        raise ValueError(f"prompts_per_step = {prompts_per_step} must be in 1..{P}")
-    obj = objective or Objective()
-    obj.check()
-    knobs = {"shared_lr": shared_lr, "reward": reward, "sampler_lag": sampler_lag,
-             "sampler_noise": sampler_noise, "is_correction": is_correction, "is_cap": is_cap}
-    for name, value in knobs.items():
-        if problem := KNOBS[name].problem(value):
-            raise ValueError(problem)
-    S, n = len(seeds), prompts_per_step
+    C = task.get("n_correct", 1)  # answers 0 .. C−1 are correct
+    seeds, obj, G = row.seeds, Objective.of(row), row.G
+    S, n = len(seeds), row.prompts_per_step
     rngs = [np.random.default_rng(seed) for seed in seeds]
-    pay = rewarder(reward, reward_offset, seeds)
+    pay = rewarder(row.reward, row.reward_offset, seeds)
     logits = np.repeat(np.asarray(task["logits"], float)[None], S, axis=0)  # [S, P, M]
-    off_policy = bool(sampler_lag or sampler_noise)
-    noise = sampler_noise_logits(seeds, logits.shape[1:], sampler_noise)  # [S, P, M] or 0
-    past = deque(maxlen=sampler_lag + 1)  # the logits at the start of the last L + 1 steps
+    off_policy = bool(row.sampler_lag or row.sampler_noise)
+    noise = sampler_noise_logits(seeds, logits.shape[1:], row.sampler_noise)  # [S, P, M] or 0
+    past = deque(maxlen=row.sampler_lag + 1)  # the logits at the start of the last L + 1 steps
     V = np.zeros((S, P))  # learned baseline, read only by `learned`
-    reads_logp = "logp" in ESTIMATORS[method].needs
+    reads_logp = "logp" in ESTIMATORS[row.method].needs
     ref_logp = log_softmax(np.asarray(task["logits"], float))  # [P, M]: the reference policy
     length = np.asarray(task["length"], np.int64)  # [P, M] tokens of each answer
     unit = length.mean()  # every aggregation mode weighs an answer of the mean length alike
-    types, n_types = None, 0
-    if shared_lr:
+    shared = None
+    if row.shared_lr:
         types = np.asarray(task["type"], np.int64)  # [P, M]
-        n_types = int(types.max()) + 1
+        shared = SharedWeights(row.shared_lr, types, int(types.max()) + 1)
 
     # π(correct), entropy, KL to the reference, ... [S, P], recomputed at each record for the rows
     # that moved since the last (refresh): a full softmax at every record cost more than the steps
@@ -431,53 +457,52 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
                                         np.full(S, np.nan), np.full(S, np.nan), np.zeros(S, int))]
     groups, zero_groups, kept_groups, answers = (np.zeros(S, int) for _ in range(4))
     zero_pred = np.zeros(S)  # Σ P(all G rewards equal) over the groups drawn
-    for step in range(1, steps + 1):
+    for step in range(1, row.steps + 1):
         # draw: R rows, seed by seed, from the sampler; every answer drawn counts, kept or not
         sampler = logits
         if off_policy:
-            if sampler_lag:
+            if row.sampler_lag:
                 past.append(logits.copy())
-            sampler = (past[0] if sampler_lag else logits) + noise  # [S, P, M]
-        batch, sizes, drawn, zero = draw(rngs, sampler, n, G, C, pay, max_rounds, zero_pred)
-        seed_of, prompt_of, pi_b, y_b, r_b = batch  # [R], [R], [R, M] (the sampler's), [R, G], [R, G]
+            sampler = (past[0] if row.sampler_lag else logits) + noise  # [S, P, M]
+        b, drawn, zero = draw(rngs, sampler, row, C, pay, zero_pred)  # b.pi: the sampler's
         groups += drawn
         zero_groups += zero
-        kept_groups += sizes
+        kept_groups += b.sizes
         answers += G * drawn
-        if len(prompt_of):
+        if len(b.prompt_of):
             # advantages
-            z = logits[seed_of, prompt_of]  # [R, M]: π_old's logits, updated below
+            at = b.seed_of, b.prompt_of  # the batch's (seed, prompt) rows
+            z = logits[at]  # [R, M]: π_old's logits, updated below
             if off_policy:  # π_old is the trained policy's, not the sampler's
-                pi_b, w = off_policy_weights(z, sampler[seed_of, prompt_of], y_b, is_correction, is_cap)
-            logp_old, ref_y = old_log_probs(z, y_b, prompt_of, ref_logp, obj, reads_logp)  # [R, G] each
-            r_adv = shaped_rewards(r_b, logp_old, ref_y, obj)  # [R, G]
-            A = estimate_advantages(method, r_adv, pi_b, V[seed_of, prompt_of],
-                                    logp_old if reads_logp else None, sizes, reward_offset, C)  # [R, G]
-            if method == "learned":
-                V[seed_of, prompt_of] += value_lr * (r_adv.mean(axis=1) - V[seed_of, prompt_of])
+                pi_old, w = off_policy_weights(z, sampler[at], b.y, row.is_correction, row.is_cap)  # w [R, G]
+                b = b._replace(pi=pi_old)
+            logp_old, ref_y = old_log_probs(z, b, ref_logp, obj, reads_logp)  # [R, G] each, or None
+            r_adv = shaped_rewards(b.r, logp_old, ref_y, obj)  # [R, G]
+            A = estimate_advantages(row, b, r_adv, V[at], logp_old if reads_logp else None, C)  # [R, G]
+            if row.method == "learned":  # V moves value_lr of the way toward the group's mean reward
+                V[at] += row.value_lr * (r_adv.mean(axis=1) - V[at])
             if off_policy:
                 A = A * w
             # update
-            gain = loss_weights(obj, length, unit, seed_of, prompt_of, y_b, sizes)  # [R, G] or None
-            z, clipped, moved = update_policy(z, y_b, A, pi_b, ref_y, gain, seed_of, prompt_of, obj, lr, S,
-                                              shared_lr, types, n_types)  # [R, M], [R], [S, T] or None
+            gain = loss_weights(obj, b, length, unit)  # [R, G] or None
+            z, clipped, shift = update_policy(z, b, A, ref_y, gain, obj, row.lr, shared)  # [R, M], [R], shift
             if not np.isfinite(z).all():  # k2/k3 grow without bound where π(y) ≪ π_ref(y)
-                bad = seeds[seed_of[~np.isfinite(z).all(axis=1)][0]]
+                bad = seeds[b.seed_of[~np.isfinite(z).all(axis=1)][0]]
                 raise FloatingPointError(
                     f"training diverged at step {step} (seed {bad}): "
-                    f"the logits of {method} at lr {lr:g} with {obj} left the floating-point range; "
+                    f"the logits of {row.method} at lr {row.lr:g} with {obj} left the floating-point range; "
                     "lower lr or kl_beta")
             # track
             if obj.epochs > 1:
-                updated.append((seed_of * n_levels + level[prompt_of], clipped))  # [R]: (seed, level) cells
-            track(logits, stats, stale, z, moved, seed_of, prompt_of, ref_logp, length, C, types)
+                updated.append((b.seed_of * n_levels + level[b.prompt_of], clipped))  # (seed, level) cell [R]
+            track(logits, stale, z, shift, b)
         # record
-        if step % eval_every == 0 or step == steps:
+        if step % row.eval_every == 0 or step == row.steps:
             refresh(stats, stale, logits, ref_logp, length, C)
             curves = curve_values(stats, updated, level, n_levels, per_row)
             updated.clear()
-            for s, rec in enumerate(records(step, curves, mean_rewards(r_b, sizes, max_rounds), zero / drawn,
-                                            answers)):
+            mean_reward = mean_rewards(b, row.max_rounds)  # [S]
+            for s, rec in enumerate(records(step, curves, mean_reward, zero / drawn, answers)):
                 history[s].append(rec)
     return [
         {
@@ -485,23 +510,19 @@ def train_seeds(task, method, steps, prompts_per_step, G, lr, seeds, reward_offs
             "zero_frac": zero_groups[s] / groups[s],
             "zero_frac_pred": zero_pred[s] / groups[s],
             "answers": int(answers[s]),
-            "kept_frac": kept_groups[s] / (steps * prompts_per_step),
+            "kept_frac": kept_groups[s] / (row.steps * n),
             "logits": logits[s],
         }
         for s in range(S)
     ]
 
 
-def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
-          value_lr=0.2, eval_every=1, max_rounds=0, **knobs):
-    """Train one seed (the lecture's interface: its dict) or a list of seeds (trained together:
-    a list of dicts), as train_seeds does. knobs: any other knob of a training row by its config
-    name (rlvr/knobs.py's OPTIONAL: the objective's, shared_lr, correct_answers, reward and the
-    off-policy sampler's), each at its default unless given."""
-    from .knobs import OPTIONAL
-    from .objective import Objective
-    from .task import with_correct_answers
-
+def make_row(method, steps, prompts_per_step, G, lr, seeds, reward_offset=0.0, value_lr=0.2, eval_every=1,
+             max_rounds=0, **knobs):
+    """The TrainRow (rlvr/specs.py) that train_seeds takes, outside a pipeline job: these seeds
+    and settings, and any other knob of a training row by its config name (rlvr/knobs.py's
+    OPTIONAL: the objective's, shared_lr, correct_answers, reward and the off-policy sampler's),
+    each at its default unless given. The fields only a job reads (experiment, k) are empty."""
     known = {knob.name: knob for knob in OPTIONAL}
     unknown = sorted(set(knobs) - set(known))
     if unknown:
@@ -510,17 +531,20 @@ def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
         near = [m for name in unknown for m in difflib.get_close_matches(name, known, n=1)]
         raise ValueError(f"unknown knob {', '.join(unknown)}{f' (did you mean {near[0]}?)' if near else ''}; "
                          f"the knobs: {', '.join(known)}")
-    given = {name: known[name].cast(value) for name, value in knobs.items()}
-    bad = [known[name].problem(value) for name, value in given.items()]
-    if any(bad):
-        raise ValueError("; ".join(b for b in bad if b))
-    objective = Objective(**{k: v for k, v in given.items() if k in Objective._fields})
+    return TrainRow(experiment="", method=method, lr=lr, reward_offset=reward_offset, G=G,
+                    prompts_per_step=prompts_per_step, steps=steps, max_rounds=max_rounds, seeds=tuple(seeds),
+                    value_lr=value_lr, eval_every=eval_every, k=(),
+                    **{name: known[name].cast(value) for name, value in knobs.items()})
+
+
+def train(task, method, steps, prompts_per_step, G, lr, seed, reward_offset=0.0,
+          value_lr=0.2, eval_every=1, max_rounds=0, **knobs):
+    """Train one seed (the lecture's interface: its dict) or a list of seeds (trained together:
+    a list of dicts), as train_seeds does. knobs: any other knob of a training row by its config
+    name (make_row), each at its default unless given."""
     one = not isinstance(seed, list | tuple | range)
-    seeds = [seed] if one else list(seed)
-    runs = train_seeds(with_correct_answers(task, given.get("correct_answers", 1)), method, steps,
-                       prompts_per_step, G, lr, seeds, reward_offset, value_lr, eval_every, max_rounds,
-                       objective=objective, shared_lr=given.get("shared_lr", 0.0),
-                       **{name: given[name] for name in SAMPLING if name in given})
+    runs = train_seeds(task, make_row(method, steps, prompts_per_step, G, lr, [seed] if one else seed,
+                                      reward_offset, value_lr, eval_every, max_rounds, **knobs))
     return runs[0] if one else runs
 
 
@@ -529,11 +553,8 @@ def row_columns(task, row):
     curves in long format, exact pass@k of each trained policy, how each KL estimator's exact
     gradient points on each trained policy, each trained policy's final logits: a row per
     (seed, prompt), logit_0 .. logit_{M-1}), as columns, seed after seed."""
-    task = with_correct_answers(task, row.correct_answers)
-    outs = train_seeds(task, row.method, row.steps, row.prompts_per_step, row.G, row.lr, row.seeds,
-                       reward_offset=row.reward_offset, value_lr=row.value_lr, eval_every=row.eval_every,
-                       max_rounds=row.max_rounds, objective=Objective.of(row), shared_lr=row.shared_lr,
-                       **{name: getattr(row, name) for name in SAMPLING})
+    outs = train_seeds(task, row)
+    task = with_correct_answers(task, row.correct_answers)  # as trained: pass@k counts its correct answers
     ident = {name: getattr(row, name) for name in row.COLUMNS}
     names = list(LEVEL_KEYS) + ["all"]
     tables = ([], [], [], [], [])

@@ -5,10 +5,9 @@ import pytest
 
 from rlvr import make_task
 from rlvr.estimators import advantages
-from rlvr.objective import Objective
 from rlvr.policy import correct_entropy, softmax
 from rlvr.task import with_correct_answers
-from rlvr.training import train_seeds
+from rlvr.training import make_row, train_seeds
 
 
 def test_the_reference_keeps_p_correct_and_splits_it_by_halves():
@@ -24,6 +23,8 @@ def test_the_reference_keeps_p_correct_and_splits_it_by_halves():
     assert four["n_correct"] == 4 and four["length"] is task["length"]
     with pytest.raises(ValueError, match="correct_answers = 6 must be in 1..5"):
         with_correct_answers(task, 6)
+    with pytest.raises(ValueError, match="several correct answers already"):  # split once, not twice
+        with_correct_answers(four, 2)
 
 
 def test_training_equals_a_onehot_reimplementation_with_several_correct_answers():
@@ -34,7 +35,7 @@ def test_training_equals_a_onehot_reimplementation_with_several_correct_answers(
     task = with_correct_answers(make_task(P=20, M=6, seed=3), 3)
     steps, n, G, lr, seed = 30, 5, 4, 2.0, 11
     for method in ("grpo", "oracle", "unlikeliness"):
-        out = train_seeds(task, method, steps, n, G, lr, [seed], eval_every=steps)[0]
+        out = train_seeds(task, make_row(method, steps, n, G, lr, [seed], eval_every=steps))[0]
 
         def advantages_of(y, pi, method=method):
             r = np.isin(y, [0, 1, 2]).astype(float)
@@ -48,9 +49,9 @@ def test_training_equals_a_onehot_reimplementation_with_several_correct_answers(
 
 @pytest.mark.parametrize("max_rounds,epochs", [(0, 1), (3, 1), (0, 2)])
 def test_tracked_correct_answer_entropy_and_pass1_equal_a_full_recomputation(max_rounds, epochs):
-    task = with_correct_answers(make_task(P=40, M=8, seed=1), 3)
-    out = train_seeds(task, "grpo", 25, 8, 4, 3.0, [0, 1], eval_every=10, max_rounds=max_rounds,
-                      objective=Objective(epochs=epochs))
+    task = make_task(P=40, M=8, seed=1)  # the row's correct_answers makes answers 0 .. 2 correct
+    out = train_seeds(task, make_row("grpo", 25, 8, 4, 3.0, [0, 1], eval_every=10, max_rounds=max_rounds,
+                                     epochs=epochs, correct_answers=3))
     for o in out:
         first, last = o["history"][0], o["history"][-1]
         pi = softmax(o["logits"])
@@ -66,7 +67,7 @@ def test_tracked_correct_answer_entropy_and_pass1_equal_a_full_recomputation(max
 
 
 def test_one_correct_answer_has_zero_correct_answer_entropy():
-    out = train_seeds(make_task(P=8, M=4), "grpo", 3, 2, 2, 1.0, [0])[0]
+    out = train_seeds(make_task(P=8, M=4), make_row("grpo", 3, 2, 2, 1.0, [0]))[0]
     assert all(rec.entropy_correct == 0 for rec in out["history"])
     assert correct_entropy(np.array([[1e300, -1e300, 0.0]]), 2) == 0  # finite where π underflows
 

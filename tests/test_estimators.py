@@ -286,11 +286,11 @@ def test_sample_sign_expected_gradients_are_multiples_of_the_true_one(p):
 
 def test_psr_is_reinforce_without_a_baseline_bit_for_bit():
     """With 0/1 rewards PSR's advantages are REINFORCE's: the same training, to the bit."""
-    from rlvr.training import train_seeds
+    from rlvr.training import make_row, train_seeds
 
     task = make_task(P=8, M=4)
-    psr, none = ([out["logits"] for out in train_seeds(task, method, 20, 4, 4, 2.0, [0, 1])]
+    psr, none = ([out["logits"] for out in train_seeds(task, make_row(method, 20, 4, 4, 2.0, [0, 1]))]
                  for method in ("psr", "none"))
     np.testing.assert_array_equal(psr, none)
-    nsr = train_seeds(task, "nsr", 20, 4, 4, 2.0, [0])[0]["logits"]
+    nsr = train_seeds(task, make_row("nsr", 20, 4, 4, 2.0, [0]))[0]["logits"]
     assert np.abs(nsr - psr[0]).max() > 0.01  # NSR moves differently: the test can fail

@@ -5,7 +5,7 @@ import pytest
 
 from rlvr import Policy, advantages, make_task, train
 from rlvr.policy import policy_gradient, sample_answers, sample_iid, softmax
-from rlvr.training import train_seeds
+from rlvr.training import make_row, train_seeds
 
 
 def onehot_gradient(y, A, pi):
@@ -107,9 +107,9 @@ def test_a_seed_gives_the_same_bits_alone_or_in_any_batch(method, pps, G, rounds
     """Seed 3 trained alone, beside 4 others and beside 499 others: identical logits and history."""
     task = make_task(P=40, M=6, seed=1)
     kw = dict(reward_offset=1.0 if method == "learned" else 0.0, eval_every=4, max_rounds=rounds)
-    alone = train_seeds(task, method, 12, pps, G, 2.0, [3], **kw)[0]
+    alone = train_seeds(task, make_row(method, 12, pps, G, 2.0, [3], **kw))[0]
     for seeds in ([0, 1, 3, 8, 9], list(range(500))):
-        batched = train_seeds(task, method, 12, pps, G, 2.0, seeds, **kw)[seeds.index(3)]
+        batched = train_seeds(task, make_row(method, 12, pps, G, 2.0, seeds, **kw))[seeds.index(3)]
         assert np.array_equal(alone["logits"], batched["logits"])
         assert len(alone["history"]) == len(batched["history"])
         for ra, rb in zip(alone["history"], batched["history"]):
@@ -147,7 +147,7 @@ def test_tracked_entropy_and_kl_equal_a_full_recomputation(method, max_rounds):
 
     task = make_task(P=40, M=8, seed=1)
     ref = softmax(task["logits"])
-    out = train_seeds(task, method, 25, 8, 4, 3.0, [0, 1], eval_every=10, max_rounds=max_rounds)
+    out = train_seeds(task, make_row(method, 25, 8, 4, 3.0, [0, 1], eval_every=10, max_rounds=max_rounds))
     for o in out:
         first, last = o["history"][0], o["history"][-1]
         assert first.kl_ref == 0.0

@@ -17,7 +17,7 @@ from rlvr.kl import kl_estimate
 from rlvr.objective import Objective, aggregation_weights, clipped_surrogate_weights, policy_updates
 from rlvr.policy import inverse_cdf, log_softmax, softmax
 from rlvr.task import make_task
-from rlvr.training import train_seeds
+from rlvr.training import make_row, train_seeds
 
 
 def test_clipped_surrogate_weights_by_hand():
@@ -67,9 +67,9 @@ def test_training_clips_only_from_the_second_update():
     task = make_task(P=40, M=6, seed=1)
     kw = dict(eval_every=5)
     for eh in (0.2, 0.4):
-        out = train_seeds(task, "grpo", 20, 8, 8, 2.0, [0, 1], objective=Objective(clip_high=eh), **kw)
+        out = train_seeds(task, make_row("grpo", 20, 8, 8, 2.0, [0, 1], clip_high=eh, **kw))
         assert all(rec.clip_frac == 0 for o in out for rec in o["history"][1:])
-    out = train_seeds(task, "grpo", 20, 8, 8, 2.0, [0, 1], objective=Objective(epochs=4), **kw)
+    out = train_seeds(task, make_row("grpo", 20, 8, 8, 2.0, [0, 1], epochs=4, **kw))
     fracs = [rec.clip_frac for o in out for rec in o["history"][1:]]
     assert 0 < max(fracs) <= 0.75  # at most the updates after the first: 3 of 4
     assert out[0]["history"][0].clip_frac == 0  # step 0: no update yet
@@ -103,7 +103,7 @@ def test_kl_in_the_reward_by_hand(estimator):
     task = make_task(P=4, M=5, seed=2)
     beta, lr, G, seed, steps = 0.5, 3.0, 6, 7, 3
     obj = Objective(kl_beta=beta, kl_estimator=estimator, kl_placement="reward")
-    out = train_seeds(task, "none", steps, 4, G, lr, [seed], objective=obj)[0]
+    out = train_seeds(task, make_row("none", steps, 4, G, lr, [seed], **obj._asdict()))[0]
 
     rng = np.random.default_rng(seed)
     z, ref = task["logits"].copy(), softmax(task["logits"])
@@ -149,9 +149,9 @@ def test_token_mean_scales_each_seeds_batch_by_its_own_tokens():
                     loss_agg="token-mean")
     for placement, rounds in (("loss", 0), ("reward", 3)):
         o = obj._replace(kl_placement=placement)
-        alone = train_seeds(task, "grpo", 10, 8, 4, 2.0, [5], eval_every=3, max_rounds=rounds, objective=o)[0]
-        batched = train_seeds(task, "grpo", 10, 8, 4, 2.0, [0, 5, 9], eval_every=3, max_rounds=rounds,
-                              objective=o)[1]
+        kw = dict(eval_every=3, max_rounds=rounds, **o._asdict())
+        alone = train_seeds(task, make_row("grpo", 10, 8, 4, 2.0, [5], **kw))[0]
+        batched = train_seeds(task, make_row("grpo", 10, 8, 4, 2.0, [0, 5, 9], **kw))[1]
         assert np.array_equal(alone["logits"], batched["logits"])
         for ra, rb in zip(alone["history"], batched["history"]):
             assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(ra, rb))
@@ -161,17 +161,16 @@ def test_equal_lengths_make_every_aggregation_the_lecture_loss():
     """With every answer of the same length each mode weighs every answer 1, exactly: the logits
     are the same bits as the default's; and the default is the lecture's step."""
     task = make_task(P=40, M=6, seed=1, answer_length=(300, 300))
-    runs = {agg: train_seeds(task, "grpo", 15, 8, 8, 2.0, [0, 1], objective=Objective(loss_agg=agg))
+    runs = {agg: train_seeds(task, make_row("grpo", 15, 8, 8, 2.0, [0, 1], loss_agg=agg))
             for agg in ("seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean")}
-    lecture = train_seeds(task, "grpo", 15, 8, 8, 2.0, [0, 1])
+    lecture = train_seeds(task, make_row("grpo", 15, 8, 8, 2.0, [0, 1]))
     for outs in runs.values():
         for a, b in zip(outs, lecture):
             assert np.array_equal(a["logits"], b["logits"])
     # lengths that differ change the GRPO-style mode and leave the default alone
     varied = make_task(P=40, M=6, seed=1)
-    default = train_seeds(varied, "grpo", 15, 8, 8, 2.0, [0])[0]
-    per_token = train_seeds(varied, "grpo", 15, 8, 8, 2.0, [0],
-                            objective=Objective(loss_agg="seq-mean-token-mean"))[0]
+    default = train_seeds(varied, make_row("grpo", 15, 8, 8, 2.0, [0]))[0]
+    per_token = train_seeds(varied, make_row("grpo", 15, 8, 8, 2.0, [0], loss_agg="seq-mean-token-mean"))[0]
     assert np.array_equal(default["logits"], lecture[0]["logits"])
     assert not np.array_equal(per_token["logits"], default["logits"])
 
@@ -180,8 +179,8 @@ def test_expected_lengths_are_exact():
     """length_correct / length_wrong of a record equal a recomputation from the final logits:
     Σ_p π_p0 L_p0 / Σ_p π_p0 and Σ_p Σ_{a≥1} π_pa L_pa / Σ_p (1 − π_p0), per level and overall."""
     task = make_task(P=40, M=6, seed=3)
-    out = train_seeds(task, "grpo", 12, 8, 8, 4.0, [2], eval_every=12,
-                      objective=Objective(loss_agg="seq-mean-token-mean"))[0]
+    out = train_seeds(task, make_row("grpo", 12, 8, 8, 4.0, [2], eval_every=12,
+                                     loss_agg="seq-mean-token-mean"))[0]
     pi, L, level = softmax(out["logits"]), task["length"], task["level"]
     last = out["history"][-1]
     for k in range(4):
@@ -206,7 +205,7 @@ def test_expected_lengths_are_exact():
 ])
 def test_a_bad_objective_is_refused_before_training(field, value, message):
     with pytest.raises(ValueError, match=message):
-        train_seeds(make_task(P=8, M=4), "grpo", 1, 2, 4, 1.0, [0], objective=Objective(**{field: value}))
+        train_seeds(make_task(P=8, M=4), make_row("grpo", 1, 2, 4, 1.0, [0], **{field: value}))
 
 
 def test_clip_fraction_over_several_steps_is_the_mean_of_each_steps():
@@ -215,8 +214,8 @@ def test_clip_fraction_over_several_steps_is_the_mean_of_each_steps():
     prompts each step drew (the prompts redrawn from the seed's generator)."""
     task = make_task(P=40, M=6, seed=1)
     obj, n, G, seed = Objective(epochs=3, clip_high=0.28), 8, 8, 3
-    every5 = train_seeds(task, "grpo", 20, n, G, 4.0, [seed], eval_every=5, objective=obj)[0]
-    every1 = train_seeds(task, "grpo", 20, n, G, 4.0, [seed], eval_every=1, objective=obj)[0]
+    every5 = train_seeds(task, make_row("grpo", 20, n, G, 4.0, [seed], eval_every=5, **obj._asdict()))[0]
+    every1 = train_seeds(task, make_row("grpo", 20, n, G, 4.0, [seed], eval_every=1, **obj._asdict()))[0]
     per_step = np.array([rec.clip_frac for rec in every1["history"][1:]])  # steps 1..20
     recorded = np.array([rec.clip_frac for rec in every5["history"][1:]])  # steps 5, 10, 15, 20
     assert per_step.max() > 0
@@ -248,7 +247,7 @@ def test_a_diverging_run_stops_with_an_error_that_says_where_and_what_to_lower(t
     with pytest.raises(FloatingPointError,
                        match=r"training diverged at step 1 \(seed 0\): the logits of none "
                              r"at lr 50 with Objective\(epochs=3.*lower lr or kl_beta"):
-        train_seeds(task, "none", 5, 4, 4, 50.0, [0, 1], objective=obj)
+        train_seeds(task, make_row("none", 5, 4, 4, 50.0, [0, 1], **obj._asdict()))
     # the same through a pipeline job
     from rlvr import io
 

@@ -13,7 +13,7 @@ from rlvr.objective import Objective, random_reward_logit_change
 from rlvr.policy import softmax
 from rlvr.rewards import REWARDS
 from rlvr.task import make_task
-from rlvr.training import sampler_noise_logits, train, train_seeds
+from rlvr.training import make_row, sampler_noise_logits, train, train_seeds
 
 RNG = np.random.default_rng(7)
 
@@ -71,7 +71,7 @@ def _one_step(correction, **knobs):
     every prompt drawn once with one answer: ([S, P, M], the task)."""
     task = make_task(P=4, M=4, seed=3)
     seeds = list(range(4000))
-    outs = train_seeds(task, "none", 1, 4, 1, 1.0, seeds, is_correction=correction, **knobs)
+    outs = train_seeds(task, make_row("none", 1, 4, 1, 1.0, seeds, is_correction=correction, **knobs))
     return np.stack([o["logits"] for o in outs]) - task["logits"], task, seeds
 
 

@@ -9,16 +9,15 @@ policy, bit for bit; a seed's bits do not depend on the seeds beside it.
 import numpy as np
 
 from rlvr.estimators import advantages
-from rlvr.objective import Objective
 from rlvr.policy import inverse_cdf, log_softmax, policy_gradient, softmax
 from rlvr.task import make_task
-from rlvr.training import train_seeds
+from rlvr.training import make_row, train_seeds
 
 
 def test_shared_lr_zero_is_the_tabular_policy_bit_for_bit():
     task = make_task(P=40, M=6, seed=1)
-    tabular = train_seeds(task, "grpo", 15, 8, 8, 2.0, [0, 1], eval_every=5)
-    shared0 = train_seeds(task, "grpo", 15, 8, 8, 2.0, [0, 1], eval_every=5, shared_lr=0.0)
+    tabular = train_seeds(task, make_row("grpo", 15, 8, 8, 2.0, [0, 1], eval_every=5))
+    shared0 = train_seeds(task, make_row("grpo", 15, 8, 8, 2.0, [0, 1], eval_every=5, shared_lr=0.0))
     for a, b in zip(tabular, shared0):
         assert np.array_equal(a["logits"], b["logits"])
 
@@ -30,7 +29,7 @@ def test_one_step_by_hand_and_the_shared_gradient_by_finite_differences():
     task = make_task(P=8, M=5, seed=4,
                      minority={"levels": ("very_hard", "hard"), "share": 0.5, "wrong_share": 0.5})
     lr, shared_lr, n, G, seed = 1.5, 0.7, 4, 6, 3
-    out = train_seeds(task, "grpo", 1, n, G, lr, [seed], shared_lr=shared_lr)[0]
+    out = train_seeds(task, make_row("grpo", 1, n, G, lr, [seed], shared_lr=shared_lr))[0]
 
     rng = np.random.default_rng(seed)
     prompts = rng.choice(8, n, replace=False)
@@ -60,15 +59,15 @@ def test_one_step_by_hand_and_the_shared_gradient_by_finite_differences():
 
 def test_shared_weights_move_prompts_that_were_not_drawn():
     task = make_task(P=40, M=6, seed=1)
-    out = train_seeds(task, "grpo", 1, 4, 8, 2.0, [0], shared_lr=0.5)[0]
+    out = train_seeds(task, make_row("grpo", 1, 4, 8, 2.0, [0], shared_lr=0.5))[0]
     moved = np.abs(out["logits"] - task["logits"]).max(axis=1) > 0  # [P]
     assert moved.sum() > 4  # more than the 4 prompts drawn
 
 
 def test_a_seed_gives_the_same_bits_alone_or_beside_others():
     task = make_task(P=40, M=6, seed=1)
-    alone = train_seeds(task, "rloo", 12, 8, 4, 2.0, [5], eval_every=4, shared_lr=0.3)[0]
-    batched = train_seeds(task, "rloo", 12, 8, 4, 2.0, [0, 5, 9], eval_every=4, shared_lr=0.3)[1]
+    alone = train_seeds(task, make_row("rloo", 12, 8, 4, 2.0, [5], eval_every=4, shared_lr=0.3))[0]
+    batched = train_seeds(task, make_row("rloo", 12, 8, 4, 2.0, [0, 5, 9], eval_every=4, shared_lr=0.3))[1]
     assert np.array_equal(alone["logits"], batched["logits"])
     for ra, rb in zip(alone["history"], batched["history"]):
         assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(ra, rb))
@@ -77,7 +76,7 @@ def test_a_seed_gives_the_same_bits_alone_or_beside_others():
 def test_the_records_follow_every_prompt_not_only_the_drawn_ones():
     """pass@1, entropy and KL recorded after a step equal a full recomputation from the logits."""
     task = make_task(P=40, M=6, seed=1)
-    out = train_seeds(task, "grpo", 7, 4, 8, 2.0, [2], eval_every=7, shared_lr=0.5)[0]
+    out = train_seeds(task, make_row("grpo", 7, 4, 8, 2.0, [2], eval_every=7, shared_lr=0.5))[0]
     pi = softmax(out["logits"])
     last = out["history"][-1]
     np.testing.assert_allclose(last.pass1, pi[:, 0].mean(), rtol=1e-12)
@@ -94,8 +93,7 @@ def test_inner_updates_move_the_shared_weights_after_each_update():
     task = make_task(P=8, M=5, seed=4,
                      minority={"levels": ("very_hard", "hard"), "share": 0.5, "wrong_share": 0.5})
     lr, shared_lr, n, G, seed, mu = 1.5, 0.7, 4, 6, 3, 3
-    out = train_seeds(task, "grpo", 1, n, G, lr, [seed], objective=Objective(epochs=mu),
-                      shared_lr=shared_lr)[0]
+    out = train_seeds(task, make_row("grpo", 1, n, G, lr, [seed], epochs=mu, shared_lr=shared_lr))[0]
 
     rng = np.random.default_rng(seed)
     prompts = rng.choice(8, n, replace=False)
@@ -117,7 +115,7 @@ def test_inner_updates_move_the_shared_weights_after_each_update():
     expected = task["logits"] + moved[types]
     expected[prompts] = z
     np.testing.assert_allclose(out["logits"], expected, rtol=0, atol=1e-12)
-    one = train_seeds(task, "grpo", 1, n, G, lr, [seed], shared_lr=shared_lr)[0]
+    one = train_seeds(task, make_row("grpo", 1, n, G, lr, [seed], shared_lr=shared_lr))[0]
     assert np.abs(out["logits"] - one["logits"]).max() > 1e-3  # the inner updates did move it further
 
 
