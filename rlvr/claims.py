@@ -76,15 +76,23 @@ def change(d, what, digits=3, unit="", up="raises", down="lowers"):
     return f"{up if d.mean > 0 else down} {what} by {number(d, digits)}{unit}"
 
 
-def markdown(claims_by_demo):
-    """results/claims.md: [(demo heading, [Claim])] -> text."""
+def section(title, claims):
+    """One demo's part of results/claims.md: its heading and a line per claim ("" if none)."""
+    lines = [f"## {title}", ""] + [f"- `{c.key}`: {c.text}" for c in claims] + [""]
+    return "\n".join(lines) if claims else ""
+
+
+def joined(sections):
+    """results/claims.md: its header, then each demo's section (section's text)."""
     out = ["# Claims computed from these results", "",
            "Each sentence is computed by its demo's `claims` (rlvr/demos/); ± one standard error over",
            f"seeds; an ordering is stated only beyond {RESOLVED:g} standard errors, else 'not resolved'.", ""]
-    for title, claims in claims_by_demo:
-        if claims:
-            out += [f"## {title}", ""] + [f"- `{c.key}`: {c.text}" for c in claims] + [""]
-    return "\n".join(out)
+    return "\n".join(out + [line for text in sections if text for line in text.split("\n")])
+
+
+def markdown(claims_by_demo):
+    """results/claims.md: [(demo heading, [Claim])] -> text."""
+    return joined(section(title, claims) for title, claims in claims_by_demo)
 
 
 QUOTE = re.compile(r"<!-- claim (?P<key>[\w.]+) -->(?P<text>.*?)<!-- /claim -->", re.S)

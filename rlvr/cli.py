@@ -15,7 +15,6 @@ matplotlib.
 
 import argparse
 import json
-import os
 import sys
 import time
 from importlib import import_module
@@ -287,21 +286,28 @@ def build_parser():
     s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
     s.set_defaults(fn=run_stage, compute=True)
 
-    for name, what in (("tables", "text and Markdown tables"), ("figures", "matplotlib figures")):
-        s = sub.add_parser(name, help=f"render the {what}")
-        for frame in FRAMES:
-            s.add_argument(f"--{frame}", nargs="+", help=f"input: the aggregated {frame} Parquet file")
-        s.add_argument("--from-jobs", action="store_true",
-                       help=f"--{' / --'.join(JOB_FRAMES)} are training jobs' files, not aggregated ones")
-        s.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the labels")
-        s.add_argument("--outdir", required=True, help="directory to write into")
-        s.add_argument("--names", nargs="+", help=f"write only these {name} (default: all)")
-        if name == "tables":
-            s.add_argument("--claims", help="also write every demo's claims, computed, to this Markdown file")
-            s.add_argument("--drop", nargs="+", help="delete these files (figures of demos not asked for)")
-        s.add_argument("--checksums", help="also list what was written, as sha256sum does, in this file")
-        s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
-        s.set_defaults(fn=run_stage)
+    s = sub.add_parser("render", help="render one demo: its tables, claims and figures")
+    s.add_argument("--demo", required=True, help="the demo's name (rlvr/demos/)")
+    for frame in FRAMES:
+        s.add_argument(f"--{frame}", nargs="+", help=f"input: the aggregated {frame} Parquet file")
+    s.add_argument("--from-jobs", action="store_true",
+                   help=f"--{' / --'.join(JOB_FRAMES)} are training jobs' files, not aggregated ones")
+    s.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the labels")
+    s.add_argument("--tables", required=True, help="directory to write its tables and claims into")
+    s.add_argument("--figures", required=True, help="directory to write its figures into")
+    s.add_argument("--checksums", required=True, help="list what was written, as sha256sum does, here")
+    s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
+    s.set_defaults(fn=run_stage)
+
+    s = sub.add_parser("assemble", help="join the demos' tables into all.txt and claims into claims.md")
+    s.add_argument("--texts", nargs="+", required=True, help="input: the demos' text tables, in order")
+    s.add_argument("--claim-files", nargs="+", required=True, help="input: the demos' claims, in order")
+    s.add_argument("--all", required=True, help="output: all the text tables")
+    s.add_argument("--claims", required=True, help="output: results/claims.md")
+    s.add_argument("--drop", nargs="+", help="delete these files (tables and figures of demos not asked for)")
+    s.add_argument("--checksums", required=True, help="list what was written, as sha256sum does, here")
+    s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
+    s.set_defaults(fn=run_stage)
 
     s = sub.add_parser("claims", help="print every demo's claims computed from a results directory")
     s.add_argument("--results", default="results",
@@ -327,9 +333,9 @@ def check_code(a):
 
 
 # the arguments naming what a command writes (or deletes); a pipeline stage's is --out
-WRITES = {"train": ("run", "curve", "passk", "klgrad", "logits"), "tables": ("outdir", "claims", "checksums"),
-          "figures": ("outdir", "checksums"), "all": ("results", "figures"), "clean": ("results",),
-          "config": (), "claims": ()}
+WRITES = {"train": ("run", "curve", "passk", "klgrad", "logits"),
+          "render": ("tables", "figures", "checksums"), "assemble": ("all", "claims", "checksums", "drop"),
+          "all": ("results", "figures"), "clean": ("results",), "config": (), "claims": ()}
 
 
 def _written(args):

@@ -7,6 +7,7 @@ claims.py, figures.py), so no module imports one that imports it.
 from pathlib import Path
 
 from . import io
+from .claims import section
 from .demos import DEMOS
 from .figures import save
 from .render import TABLE_FORMATS, render_text_one
@@ -21,37 +22,14 @@ def render_text(frames, lang="en"):
     """The demos as the lecture prints them."""
     return "\n".join(render_text_one(demo) for demo in demo_tables(frames, lang))
 
-def write_tables(frames, outdir, lang="en", names=None):
-    """Write the named demos (default: every demo the results hold) in each of TABLE_FORMATS under
-    outdir, plus all.txt with them; remove the files of demos not named, so that a demo the
-    config no longer asks for leaves no table behind. Returns the paths written."""
-    every = [demo.table for demo in DEMOS]
-    demos = {demo[0]: demo for demo in demo_tables(frames, lang)}
-    names = list(demos) if names is None else list(names)
-    unknown = [n for n in names if n not in every]
-    if unknown:
-        raise ValueError(f"unknown tables {unknown}; the tables are: {', '.join(every)}")
-    missing = [n for n in names if n not in demos]
-    if missing:
-        raise ValueError(f"the results hold no data for the tables {missing}")
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name in every:
-        for suffix, render in TABLE_FORMATS.items():
-            path = outdir / f"{name}{suffix}"
-            if name in names:
-                io.write_bytes(path, render(demos[name]).encode())
-                paths.append(path)
-            else:
-                path.unlink(missing_ok=True)
-    path = outdir / "all.txt"
-    io.write_bytes(path, ("\n".join(render_text_one(demos[n]) for n in names) + "\n").encode())
-    return paths + [path]
-
 def every_claim(frames):
     """[(demo heading, [Claim])] of every demo, from the results' DataFrames."""
-    return [(f"Demo {demo.number}: {demo.module.TITLE}", demo.claims(frames)) for demo in DEMOS]
+    return [(heading(demo), demo.claims(frames)) for demo in DEMOS]
+
+
+def heading(demo):
+    """A demo's heading in results/claims.md."""
+    return f"Demo {demo.number}: {demo.module.TITLE}"
 
 
 def by_key(frames):
@@ -66,6 +44,29 @@ def figures():
 def draw_figure(name, frames):
     """The named report figure as a matplotlib Figure (not saved; close it when done)."""
     return figures()[name][0](frames)
+
+
+def write_demo(name, frames, tables, figures=None, lang="en"):
+    """Write one demo's tables (each of TABLE_FORMATS) and its claims (<table>.claims.md, its
+    section of claims.md) under tables, and its figures under figures (None: none); return the
+    paths written. ValueError if the results hold none of its data."""
+    demo = next((d for d in DEMOS if d.name == name), None)
+    if demo is None:
+        raise ValueError(f"no demo {name!r}; the demos: {', '.join(d.name for d in DEMOS)}")
+    table = demo.make_table(frames, lang)
+    if table is None:
+        raise ValueError(f"the results given hold no data for demo {demo.number} ({name})")
+    Path(tables).mkdir(parents=True, exist_ok=True)
+    paths = []
+    for suffix, render in TABLE_FORMATS.items():
+        paths.append(Path(tables) / f"{demo.table}{suffix}")
+        io.write_bytes(paths[-1], render(table).encode())
+    paths.append(Path(tables) / f"{demo.table}{CLAIMS}")
+    io.write_bytes(paths[-1], section(heading(demo), demo.claims(frames)).encode())
+    return paths + (write_figures(frames, figures, list(demo.figures)) if figures and demo.figures else [])
+
+
+CLAIMS = ".claims.md"  # a demo's section of results/claims.md, beside its tables
 
 
 def write_figures(frames, outdir, names=None):

@@ -12,3 +12,8 @@ def pad(text, width):
     """text padded with spaces on the right to `width` display columns."""
     text = str(text)
     return text + " " * max(0, width - display_width(text))
+
+
+def number(x):
+    """x as `:g` writes it, and ∞ for infinity (a clip side set to null: no clip), not "inf"."""
+    return "∞" if x == float("inf") else f"{x:g}"

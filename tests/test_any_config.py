@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from rlvr.claims import markdown
 from rlvr.compute import compute_all
 from rlvr.config import LEVELS, ROW_EXPERIMENTS, figures, validate_config
+from rlvr.demos import DEMOS
 from rlvr.estimators import ESTIMATORS
 from rlvr.knobs import expand_rows
-from rlvr.report import draw_figure, every_claim, render_text, write_tables
+from rlvr.report import draw_figure, every_claim, render_text, write_demo
 
 METHODS = sorted(ESTIMATORS)
 EXACT = [m for m in METHODS if "logp" not in ESTIMATORS[m].needs]  # what demo 2's exact moments cover
@@ -144,8 +145,11 @@ def test_every_accepted_config_computes_tables_and_draws(raw, tmp_path_factory):
         return
     frames = {k: v.to_pandas() for k, v in tables.items()}
     assert render_text(frames, cfg["lang"])
-    write_tables(frames, tmp_path_factory.mktemp("tables"), cfg["lang"])
-    claims = markdown(every_claim(frames))  # results/claims.md, as the tables job writes it
+    tables = tmp_path_factory.mktemp("tables")
+    for demo in DEMOS:  # each demo the results hold, as its rendering job writes it (figures below)
+        if demo.make_table(frames, cfg["lang"]) is not None:
+            write_demo(demo.name, frames, tables, lang=cfg["lang"])
+    claims = markdown(every_claim(frames))  # results/claims.md, as `rlvr claims` prints it
     assert claims and not re.search(r"\b(nan|inf)\b", claims), claims  # no number a division by 0 made
     for name, _ in figures(cfg):
         fig = draw_figure(name, frames)

@@ -145,7 +145,7 @@ def test_foreign_files_are_set_aside_and_made_again_with_this_configs_numbers(tm
 
 
 def test_no_run_starts_beside_a_live_one_whatever_its_flags(tiny_run, tmp_path):
-    """`--nolock --no-hooks --forcerun tables` beside a live run deleted every table before its
+    """`--nolock --no-hooks --forcerun render_training` beside a live run deleted every table before its
     job refused to write; now it is refused when the Snakefile is parsed, naming the run, and
     every table is intact."""
     work = tmp_path / "w"
@@ -155,7 +155,7 @@ def test_no_run_starts_beside_a_live_one_whatever_its_flags(tiny_run, tmp_path):
     jobs = sorted((work / "results" / "runs").rglob("*.parquet"))
     live = hold_in_child(runlock.state_of(work / "results"))
     try:
-        proc = snakemake(work, "-c1", "--nolock", "--no-hooks", "--forcerun", "tables", check=False)
+        proc = snakemake(work, "-c1", "--nolock", "--no-hooks", "--forcerun", "render_training", check=False)
         assert proc.returncode != 0 and f"pid {live.pid}" in proc.stderr, proc.stdout + proc.stderr
         # nor does `rlvr clean` delete anything there, from any directory; its dry run may list
         clean = rlvr("clean", "--results", str(work / "results"), "--logs", str(work / "logs"), "--yes",

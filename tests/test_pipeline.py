@@ -146,14 +146,14 @@ def test_the_progress_line_names_the_running_jobs_and_a_quiet_terminal_hears_fro
         r.__dict__.update(event=event, **fields)
         handler.handle(r)
 
-    record(LogEvent.JOB_INFO, jobid=1, rule_name="figures_clipping", wildcards={})
+    record(LogEvent.JOB_INFO, jobid=1, rule_name="render_clipping", wildcards={})
     now[0] = 110.0
     record(LogEvent.JOB_INFO, jobid=2, rule_name="train",
            wildcards={"row": "runs/clipping/grpo/lr2.0_seeds0-19"})
     now[0] = 112.0
     record(LogEvent.PROGRESS, done=3, total=10)
     assert out.getvalue().splitlines()[-1].endswith(
-        "] 3 of 10 jobs done; running: figures_clipping (12 s), train clipping/grpo (2 s)"), out.getvalue()
+        "] 3 of 10 jobs done; running: render_clipping (12 s), train clipping/grpo (2 s)"), out.getvalue()
     record(LogEvent.JOB_FINISHED, job_id=1)
     now[0] = 113.0
     record(LogEvent.PROGRESS, done=4, total=10)  # within PROGRESS_EVERY of the last line: not shown
@@ -206,23 +206,24 @@ def test_pipeline_equals_in_process_run(tiny_run, tiny_in_process):
         assert path.read_bytes() == (tmp_path / "figures" / path.name).read_bytes(), path.name
 
 
-def test_a_figure_without_its_input_is_refused_before_drawing(tiny_run, tmp_path):
+def test_a_demo_without_its_results_is_refused_before_drawing(tiny_run, tmp_path):
     ref = tiny_run / "results" / "reference_passk.parquet"
-    for names, message in ((["group_size"], "figure 'group_size' needs --runs"),
-                           (["no_such_figure"], "unknown figure 'no_such_figure'; the figures are: ")):
-        out = run([PYTHON, "-m", "rlvr", "figures", "--names", *names, "--reference", str(ref),
-                   "--outdir", str(tmp_path / "figs")], check=False)
-        assert out.returncode == 2 and message in out.stderr
-    assert not (tmp_path / "figs").exists()
+    for demo, message in (("group_size", "the results given hold no data for demo 4 (group_size)"),
+                          ("no_such_demo", "no demo 'no_such_demo'; the demos: reference, gradients")):
+        out = run([PYTHON, "-m", "rlvr", "render", "--demo", demo, "--reference", str(ref), "--tables",
+                   str(tmp_path / "tables"), "--figures", str(tmp_path / "figs"), "--checksums",
+                   str(tmp_path / "sums")], check=False)
+        assert out.returncode == 2 and message in out.stderr, out.stderr
+    assert not (tmp_path / "figs").exists() and not (tmp_path / "sums").exists()
 
 
-# what follows a changed row of demo 3: its aggregates, the tables, and the figures of the demos
-# that read demo 3's rows (3 and 6), no other figure
-TRAINING_TAIL = {"aggregate_training": 1, "aggregate_passk": 1, "tables": 1, "figures_training": 1,
-                 "figures_passk_after_training": 1, "all": 1}
-# every figures job of the tiny config (one per demo with figures), and those that read training rows
-FIGURE_JOBS = {f"figures_{demo.name}" for demo in DEMOS if demo.figures}
-TRAINED_FIGURE_JOBS = FIGURE_JOBS - {"figures_reference", "figures_gradients"}
+# what follows a changed row of demo 3: its aggregates, the rendering of the demos that read demo
+# 3's rows (3 and 6), no other, and the job that joins the demos' tables and claims
+TRAINING_TAIL = {"aggregate_training": 1, "aggregate_passk": 1, "render_training": 1,
+                 "render_passk_after_training": 1, "assemble": 1, "all": 1}
+# every rendering job of the tiny config (one per demo), and those that read training rows
+RENDER_JOBS = {f"render_{demo.name}" for demo in DEMOS}
+TRAINED_RENDER_JOBS = RENDER_JOBS - {"render_reference", "render_gradients"}
 
 
 def test_changed_lr_reruns_only_that_rows_job(tiny_run, tmp_path):
@@ -322,7 +323,8 @@ def test_a_declared_output_that_is_deleted_is_made_again(tiny_run, tmp_path):
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
     (tmp_path / "results" / "tables" / "demo5_dynamic_sampling.md").unlink()
-    assert job_counts(snakemake(tmp_path, "-n").stdout) == {"tables": 1, "all": 1}
+    planned = job_counts(snakemake(tmp_path, "-n").stdout)
+    assert planned == {"render_dynamic_sampling": 1, "assemble": 1, "all": 1}
 
 
 def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
@@ -386,10 +388,10 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     replace("cli.py", claims, '    s.add_argument("--new")\n' + claims)
     assert planned() == {}
     replace("estimators.py", 'label="GRPO",', 'label="GRPO, relabelled",')
-    # the figures of every demo that draws GRPO (not demo 1's, which draws no estimator, nor
+    # the rendering of every demo that shows GRPO (not demo 1's, which shows no estimator, nor
     # demo 13's, which trains PSR and NSR)
-    drawn = FIGURE_JOBS - {"figures_reference", "figures_negative_samples"}
-    assert planned() == {"tables": 1, "all": 1, **dict.fromkeys(drawn, 1)}
+    drawn = RENDER_JOBS - {"render_reference", "render_negative_samples"}
+    assert planned() == {"assemble": 1, "all": 1, **dict.fromkeys(drawn, 1)}
     replace("estimators.py", 'label="GRPO, relabelled",', 'label="GRPO",')  # as it was
     # a knob appended at its default (issue 34): every spec and path leaves it out, no job's code counts it
     knob = '\n    Knob("my_knob", 0.0, "mine", {"type": "number"}, token="mine"),\n)\nKNOBS ='
@@ -397,7 +399,7 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     assert planned() == {}
     counts = edit("training.py", "\nEDITED = True\n")
     assert counts == {"train": len(train_rows(load_config(TINY))), "aggregate_training": 1,  # every row
-                      "aggregate_passk": 1, "tables": 1, "all": 1, **dict.fromkeys(TRAINED_FIGURE_JOBS, 1)}
+                      "aggregate_passk": 1, "assemble": 1, "all": 1, **dict.fromkeys(TRAINED_RENDER_JOBS, 1)}
     counts = edit("objective.py", "\nEDITED = True\n")  # no task, reference or gradient job (issue 34)
     assert "train" in counts
     assert not {"task", "reference_passk", "gradient_stats", "exact_curve"} & set(counts)
@@ -423,7 +425,7 @@ def test_a_job_refuses_code_other_than_the_version_it_was_planned_with(tiny_run,
     assert (tmp_path / "r.parquet").exists()
 
 
-@pytest.mark.parametrize("stage", ["task", "train", "gradstats", "aggregate", "tables"])
+@pytest.mark.parametrize("stage", ["task", "train", "gradstats", "aggregate", "render"])
 def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_path, stage):
     """The code a job depends on is read off the source (rlvr/codeversion.py); check it against
     the rlvr modules a real job of that stage has loaded when it ends (tests/test_codeversion.py:
@@ -442,9 +444,10 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
         "gradstats": ["--spec", specs.to_json(gradstat_jobs(cfg)[0]), "--task", task,
                       "--out", str(tmp_path / "g")],
         "aggregate": ["--out", str(tmp_path / "a"), "--in", str(results / "runs.parquet")],
-        "tables": ["--reference", str(results / "reference_passk.parquet"), "--gradstats",
-                   str(results / "gradient_stats.parquet"), "--runs", str(results / "runs.parquet"),
-                   "--outdir", str(tmp_path / "tables"), "--names", "demo1_reference", "demo3_training"],
+        "render": ["--demo", "training", "--reference", str(results / "reference_passk.parquet"),
+                   "--runs", str(results / "runs.parquet"), "--curves", str(results / "curves.parquet"),
+                   "--tables", str(tmp_path / "tables"), "--figures", str(tmp_path / "figures"),
+                   "--checksums", str(tmp_path / "sums")],
     }[stage]
     code = ("import atexit, sys, runpy\n"
             "atexit.register(lambda: print('LOADED', sorted(m.partition('.')[2] for m in sys.modules"

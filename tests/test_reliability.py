@@ -175,10 +175,10 @@ def test_a_table_or_figure_edited_by_hand_is_named_and_forcerun_restores_it(tiny
     edited = [line for line in dry.stderr.splitlines() if "not what rlvr wrote" in line]
     assert len(edited) == 2, dry.stderr[-2000:]
     assert "results/tables/demo3_training.md" in edited[0] + edited[1]
-    assert any("results/figures/bias_vs_p.png" in line and "--forcerun figures_gradients" in line
+    assert any("results/figures/bias_vs_p.png" in line and "--forcerun render_gradients" in line
                for line in edited)
     assert "Nothing to be done" in dry.stdout + dry.stderr  # reported, not rewritten behind the user's back
-    snakemake(tmp_path, "-c2", "--forcerun", "tables")
+    snakemake(tmp_path, "-c2", "--forcerun", "render_training")
     assert table.read_bytes() == (tiny_run / "results/tables/demo3_training.md").read_bytes()
     edited = [line for line in snakemake(tmp_path, "-n").stderr.splitlines() if "not what rlvr wrote" in line]
     assert len(edited) == 1 and "bias_vs_p.png" in edited[0] and "demo3_training.md" not in edited[0]
@@ -254,7 +254,7 @@ def test_gradient_cases_the_schema_accepts_draw_every_figure(tmp_path, cases):
     """Both crashed the figures job once (IndexError; a shape mismatch of bars and labels)."""
     from rlvr.compute import compute_all
     from rlvr.config import validate_config
-    from rlvr.report import write_figures, write_tables
+    from rlvr.report import write_demo, write_figures
 
     cfg = yaml.safe_load(TINY.read_text())
     cfg["gradient_stats"]["cases"] = cases
@@ -263,4 +263,4 @@ def test_gradient_cases_the_schema_accepts_draw_every_figure(tmp_path, cases):
     names = ["gradient_estimators", "bias_vs_p"]  # the figures of the gradient cases
     written = [p.name for p in write_figures(frames, tmp_path, names)]
     assert written == [f"{n}.{fmt}" for n in names for fmt in ("png", "pdf")]
-    write_tables(frames, tmp_path / "tables")
+    write_demo("gradients", frames, tmp_path / "tables")

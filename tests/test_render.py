@@ -37,13 +37,12 @@ def test_the_paired_difference_drops_unpartnered_seeds_and_keeps_order():
     assert R.delta(runs, base.iloc[:0], "x", 1) == ""  # no baseline: no cell
 
 
-def test_write_tables_refuses_unknown_or_empty_tables_and_removes_unnamed_ones(tmp_path):
+def test_write_demo_writes_its_tables_and_claims_and_refuses_an_unknown_or_empty_demo(tmp_path):
     # only the reference's pass@k: every demo that needs another result has no table
     frames = {"reference": pd.DataFrame({"level": ["all"], "n_prompts": [8], "k": [1], "pass_at_k": [0.5]})}
-    (tmp_path / "demo3_training.txt").write_text("left from an earlier config")
-    paths = report.write_tables(frames, tmp_path, names=["demo1_reference"])
-    assert {p.name for p in paths} == {f"demo1_reference{suffix}" for suffix in R.TABLE_FORMATS} | {"all.txt"}
-    assert not (tmp_path / "demo3_training.txt").exists()
+    paths = report.write_demo("reference", frames, tmp_path)
+    assert [p.name for p in paths] == [f"demo1_reference{suffix}" for suffix in R.TABLE_FORMATS] + \
+        ["demo1_reference.claims.md"]
     page = (tmp_path / "demo1_reference.html").read_text()  # an HTML table per part, in a page
     md = (tmp_path / "demo1_reference.md").read_text().splitlines()
     md = [line for line in md if line.startswith("| ")]
@@ -51,7 +50,49 @@ def test_write_tables_refuses_unknown_or_empty_tables_and_removes_unnamed_ones(t
              for row in re.findall(r"<tr>(.*?)</tr>", page)]
     assert cells == [[c.strip() for c in line.strip("| ").split(" | ")] for line in md]
     assert "<pre>" not in page and page.count("<table>") == md.count(md[0]) and "<title>Demo 1" in page
-    with pytest.raises(ValueError, match="unknown tables"):
-        report.write_tables(frames, tmp_path, names=["demo99_nothing"])
-    with pytest.raises(ValueError, match="no data for the tables"):
-        report.write_tables(frames, tmp_path, names=["demo3_training"])
+    with pytest.raises(ValueError, match="no demo 'nothing'; the demos: "):
+        report.write_demo("nothing", frames, tmp_path)
+    with pytest.raises(ValueError, match=r"no data for demo 3 \(training\)"):
+        report.write_demo("training", frames, tmp_path)
+
+
+class Reads(dict):
+    """The results, noting every one that is looked up."""
+
+    def __init__(self, frames):
+        super().__init__(frames)
+        self.read = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+
+def test_each_demo_declares_every_result_it_reads_and_renders_from_those_alone(tiny_in_process, tmp_path):
+    """A demo's rendering job is given only the results its module's FRAMES names (so that a
+    change elsewhere renders other demos alone): whatever its table, claims and figures look
+    up is declared, and write_demo with just those writes the same bytes as with all of them."""
+    from rlvr.compute import read_results
+    from rlvr.io import RESULT_FILES
+
+    frames = read_results(tiny_in_process)
+    assert set(frames) == set(RESULT_FILES)
+    for demo in DEMOS:
+        reads = Reads(frames)
+        report.write_demo(demo.name, reads, tmp_path / "all" / "tables", tmp_path / "all" / "figures")
+        assert reads.read <= set(demo.module.FRAMES), (demo.name, reads.read - set(demo.module.FRAMES))
+        assert {f for _, needs in demo.figures.values() for f in needs} <= set(demo.module.FRAMES), demo.name
+        declared = {k: v for k, v in frames.items() if k in demo.module.FRAMES}
+        own = tmp_path / "own"
+        paths = report.write_demo(demo.name, declared, own / "tables", own / "figures")
+        for path in paths:
+            mirror = tmp_path / "all" / path.relative_to(own)
+            assert path.read_bytes() == mirror.read_bytes(), path

@@ -4,8 +4,9 @@ rules and report, the benchmark's lecture config, the tests.
 
 A demo is one module here (copy one): NUMBER (its place in the order: "demo 3", the table
 demo3_training; declared once, so a demo inserted between others renumbers none silently),
-TITLE (its report heading), SWITCHABLE (its config section
-of the same name has `enabled`), ROWS (that section's `rows:` list trains rows whose experiment
+TITLE (its report heading), SWITCHABLE (its config section of the same name has `enabled`),
+FRAMES (the results its table, claims and figures read: all its rendering job is given;
+tests/test_render.py checks it), ROWS (that section's `rows:` list trains rows whose experiment
 is the demo's name), TEXT (its table's strings in English and Chinese), `table(frames, L)` ->
 (title, [(subtitle, head, rows)], footer) or None where the results hold none of its data, and
 FIGURES {name: (draw(frames) -> Figure, the frames it needs)}, each with a caption in

@@ -8,10 +8,12 @@ from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
+from ..text import number
 
 NUMBER = 8  # its place in the lecture's order; its table is demo8_clipping
 TITLE = "clipping and inner updates"
 SWITCHABLE = True
+FRAMES = ('runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = True
 
 CONFIG = {
@@ -71,7 +73,7 @@ def table(frames, L):
         rows.append(
             [
                 f"{cfg['epochs']}",
-                f"{cfg['clip_low']:g} / {cfg['clip_high']:g}{dual}",
+                f"{number(cfg['clip_low'])} / {number(cfg['clip_high'])}{dual}",
                 A.pm(g["final_pass1"]),
                 R.delta(g, base, "final_pass1", 4),
                 A.pm(g["entropy"]),
@@ -107,7 +109,7 @@ def claims(frames):
     out.append(
         K.Claim(
             "more_updates",
-            f"At ε_high {low:g}, against one update per batch, "
+            f"At ε_high {number(low)}, against one update per batch, "
             + "; ".join(
                 f"μ = {mu} {K.change(p, 'the final pass@1', 4)} and "
                 f"{K.change(h, 'the final entropy', 4, ' nats')}"
@@ -159,8 +161,8 @@ CLIP = ["clip_low", "clip_high", "clip_c"]  # a clipping setting (the default co
 def _clip_label(setting, varies):
     lo, hi, c = setting
     same = "clip_low" not in varies and hi == lo  # the symmetric clip: say so
-    return ", ".join([f"ε_high = {hi:g}" + (" = ε_low" if same else "")]
-                     + ([f"ε_low = {lo:g}"] if "clip_low" in varies else [])
+    return ", ".join([f"ε_high = {number(hi)}" + (" = ε_low" if same else "")]
+                     + ([f"ε_low = {number(lo)}"] if "clip_low" in varies else [])
                      + ([f"dual clip c = {c:g}" if c else "no dual clip"] if "clip_c" in varies else []))
 
 

@@ -13,6 +13,7 @@ from .. import style
 NUMBER = 5  # its place in the lecture's order; its table is demo5_dynamic_sampling
 TITLE = "dynamic sampling"
 SWITCHABLE = True
+FRAMES = ('runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = False
 
 def train_rows(section, row):

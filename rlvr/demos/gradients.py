@@ -13,6 +13,7 @@ from ..task import LEVEL_KEYS as LEVELS
 NUMBER = 2  # its place in the lecture's order; its table is demo2_gradients
 TITLE = "gradient estimators"
 SWITCHABLE = False
+FRAMES = ('gradstats', 'exact')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = False
 
 TEXT = {

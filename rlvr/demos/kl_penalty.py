@@ -14,6 +14,8 @@ from .. import style
 NUMBER = 9  # its place in the lecture's order; its table is demo9_kl_penalty
 TITLE = "KL to the reference"
 SWITCHABLE = True
+# the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+FRAMES = ('runs', 'curves', 'passk', 'klgrad')
 ROWS = True
 
 CONFIG = {

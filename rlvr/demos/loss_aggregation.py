@@ -14,6 +14,8 @@ from .. import style
 NUMBER = 10  # its place in the lecture's order; its table is demo10_loss_aggregation
 TITLE = "loss aggregation and lengths"
 SWITCHABLE = True
+# the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+FRAMES = ('task', 'runs', 'curves')
 ROWS = True
 
 CONFIG = {

@@ -12,6 +12,7 @@ from .. import style
 NUMBER = 7  # its place in the lecture's order; its table is demo7_lr_sweep
 TITLE = "learning-rate sweep"
 SWITCHABLE = True
+FRAMES = ('runs',)  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = True
 
 CONFIG = {

@@ -15,6 +15,8 @@ from .. import style
 NUMBER = 14  # its place in the lecture's order; its table is demo14_narrowing_remedies
 TITLE = "shared weights: what keeps pass@k"
 SWITCHABLE = True
+# the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+FRAMES = ('reference', 'runs', 'passk')
 ROWS = True
 EXPERIMENT = "narrowing_remedies"
 KNOBS = ("method", "correct_answers", "kl_beta", "shared_lr")  # what sets a configuration apart here

@@ -14,6 +14,8 @@ from .. import style
 NUMBER = 13  # its place in the lecture's order; its table is demo13_negative_samples
 TITLE = "one sign of sample: PSR, NSR, W-REINFORCE"
 SWITCHABLE = True
+# the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+FRAMES = ('reference', 'runs', 'passk')
 ROWS = True
 EXPERIMENT = "negative_samples"
 

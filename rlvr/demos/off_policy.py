@@ -21,6 +21,7 @@ from ..task import LEVEL_KEYS, LEVEL_NAMES_EN
 NUMBER = 15  # its place in the lecture's order; its table is demo15_off_policy
 TITLE = "off-policy rollouts and their corrections"
 SWITCHABLE = True
+FRAMES = ('runs',)  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = True
 EXPERIMENT = "off_policy"
 MISMATCHES = ("sampler_lag", "sampler_noise")  # the two ways the sampler differs; both 0: on-policy

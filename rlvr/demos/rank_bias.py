@@ -10,10 +10,12 @@ from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
+from ..text import number
 
 NUMBER = 12  # its place in the lecture's order; its table is demo12_rank_bias
 TITLE = "several correct answers: rank bias"
 SWITCHABLE = True
+FRAMES = ('runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = True
 
 CONFIG = {
@@ -178,7 +180,7 @@ def claims(frames):
                             dict(grpo, epochs=mu))) for mu in mus
               if high > low and len(A.select_rows(runs, **dict(grpo, epochs=mu, clip_high=high)))]
     if higher:
-        out.append(K.Claim("clip_higher", f"ε_high {high:g} instead of {low:g} " + "; ".join(
+        out.append(K.Claim("clip_higher", f"ε_high {number(high)} instead of {number(low)} " + "; ".join(
             f"at μ = {mu} {K.change(d, f'the correct-answer entropy at pass@1 {target:g}', unit=' nats')}"
             for mu, d in higher)
             + f" (paired with the same μ, {higher[0][1].seeds} seeds)", tuple(d for _, d in higher)))
@@ -200,7 +202,7 @@ def rank_bias(curves):
     for (method, mu, high), g in configs:
         look = {"ls": ("-", "--", ":", "-.")[epochs.index(mu) % 4], "alpha": 1.0 if high == low else 0.5}
         label = ", ".join([style.label(method)] + ([f"μ = {mu}"] if len(epochs) > 1 else [])
-                          + ([f"ε_high = {high:g}"] if rb["clip_high"].nunique() > 1 else []))
+                          + ([f"ε_high = {number(high)}"] if rb["clip_high"].nunique() > 1 else []))
         x, h = (A.over_seeds(g, "step", column) for column in ("pass1", "entropy_correct"))
         axes[0, 0].plot(x["mean"], h["mean"], **F.tag(method), **look, label=label)
         # the table's comparison: entropy at the target pass@1, paired with GRPO (μ = 1) by seed

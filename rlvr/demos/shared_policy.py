@@ -14,6 +14,8 @@ from .. import style
 NUMBER = 11  # its place in the lecture's order; its table is demo11_shared_policy
 TITLE = "shared weights: RL narrows pass@k"
 SWITCHABLE = True
+# the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+FRAMES = ('reference', 'runs', 'passk')
 ROWS = True
 
 CONFIG = {

@@ -18,10 +18,12 @@ from .. import render as R
 from .. import style
 from ..objective import Objective, random_reward_logit_change
 from ..task import LEVEL_KEYS
+from ..text import number
 
 NUMBER = 16  # its place in the lecture's order; its table is demo16_spurious_rewards
 TITLE = "spurious rewards and the clip"
 SWITCHABLE = True
+FRAMES = ('runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = True
 EXPERIMENT = "spurious_rewards"
 SHOWN = ("reward", "lr", "epochs", "clip_low", "clip_high")
@@ -116,7 +118,13 @@ def _clip(L, cfg):
         return ""
     if (cfg["clip_low"], cfg["clip_high"]) == NO_CLIP:
         return L["no_clip"]
-    return f"{cfg['clip_low']:g} / {cfg['clip_high']:g}"
+    return _epsilons(cfg)
+
+
+def _epsilons(cfg):
+    """ε_low / ε_high, ∞ where clip_high is null (no clip above); clip_low null shows as 1,
+    which it is: a ratio is never below 0."""
+    return f"{number(cfg['clip_low'])} / {number(cfg['clip_high'])}"
 
 
 def _runs(frames):
@@ -287,7 +295,7 @@ def _setting(cfg):
         return "μ = 1"
     if (cfg["clip_low"], cfg["clip_high"]) == NO_CLIP:
         return f"μ = {cfg['epochs']:d} without the clip"
-    return f"μ = {cfg['epochs']:d}, ε {cfg['clip_low']:g} / {cfg['clip_high']:g}"
+    return f"μ = {cfg['epochs']:d}, ε {_epsilons(cfg)}"
 
 
 def spurious_rewards(curves):

@@ -14,6 +14,8 @@ from .. import style
 NUMBER = 3  # its place in the lecture's order; its table is demo3_training
 TITLE = "training"
 SWITCHABLE = False
+# the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+FRAMES = ('reference', 'runs', 'curves')
 ROWS = True
 
 CONFIG = {

@@ -165,89 +165,87 @@ def row_code(wildcards):
     return PLAN[f"{wildcards.row}.run"].code
 
 
-# the demos' tables and the report figures this config asks for (a disabled demo has none)
-TABLES = [f"{RESULTS}/tables/all.txt"] + [
-    f"{RESULTS}/tables/{name}{suffix}"
-    for name in C.demos(config)
-    for suffix in TABLE_FORMATS
-]
+# one rendering job per demo the config asks for (a disabled demo has none): its tables, its
+# claims and its figures (rlvr/report.py's write_demo); a small job joins the demos' text tables
+# into tables/all.txt and their claims into claims.md
+ASKED = [demo for demo in DEMOS if demo.table in C.demos(config)]
+CLAIMS = (
+    ".claims.md"  # a demo's section of claims.md, beside its tables (rlvr/report.py)
+)
 
 
-def table_outputs():
-    """The tables job's outputs: each demo's table as HTML also in the report, under its demo's
-    heading beside its figures."""
-    category = {demo.table: demo.category for demo in DEMOS}
+def table_path(demo, suffix):
+    return f"{RESULTS}/tables/{demo.table}{suffix}"
+
+
+def figure_path(name, fmt):
+    return f"{RESULTS}/figures/{name}.{fmt}"
+
+
+def render_outputs(demo):
+    """A demo's rendering job's outputs: its tables (the HTML one also in the report, under the
+    demo's heading beside its figures), its claims, and each figure as PNG (in the report, with
+    its caption) and PDF, for papers."""
     outputs = []
-    for path in TABLES:
-        name = Path(path).stem
-        if path.endswith(".html") and name in category:
-            path = report(path, caption="../report/table.rst", category=category[name])
+    for suffix in [*TABLE_FORMATS, CLAIMS]:
+        path = table_path(demo, suffix)
+        if suffix == ".html":
+            path = report(path, caption="../report/table.rst", category=demo.category)
         outputs.append(path)
+    for name in demo.figures:
+        caption = f"../report/{name}.rst"
+        png = report(figure_path(name, "png"), caption=caption, category=demo.category)
+        outputs += [png, figure_path(name, "pdf")]
     return outputs
 
 
-FIGURES = [
-    (name, category, f"{RESULTS}/figures/{name}.png")
-    for name, category in C.figures(config)
-]  # each also as {name}.pdf, for papers
-
-
-def figure_outputs(names):
-    """A figures job's outputs: each PNG in the report (with its caption), and its PDF."""
-    outputs = []
-    for name, category, png in FIGURES:
-        if name in names:
-            caption = f"../report/{name}.rst"
-            pdf = png.removesuffix(".png") + ".pdf"
-            outputs += [report(png, caption=caption, category=category), pdf]
-    return outputs
-
-
-# one figures job per demo: it reads the aggregated frames that need no training and the files
-# of its own rows' jobs (and those of the demos its module READS), so that a changed row redraws
-# its demo's figures only, and a demo's figures are drawn as soon as its rows are trained
+# a demo's rendering job reads the aggregated frames that need no training and the files of its
+# own rows' jobs (and those of the demos its module READS), so that a changed row renders its
+# demo alone, as soon as its rows are trained
 AGGREGATED = {
-    "reference": f"{RESULTS}/reference_passk.parquet",
-    "gradstats": f"{RESULTS}/gradient_stats.parquet",
-    "exact": f"{RESULTS}/{C.EXACT_FILE}",
+    frame: f"{RESULTS}/{name}"
+    for frame, name in io.RESULT_FILES.items()
+    if frame not in io.JOB_PARTS
 }
 TRAINED = {frame: f".{kind}" for frame, kind in io.JOB_PARTS.items()}
 
 
-def figure_look(demo, inputs):
-    """How a demo's figures show the estimators they draw (rlvr/codeversion.py's display
-    version): those of its rows and of the demos it READS, and the gradient statistics' where it
-    draws them: an estimator added to one demo redraws that demo's figures only."""
+def render_inputs(demo):
+    """{frame: file or files} of the results a demo declares it reads (its module's FRAMES; the
+    trained ones from its rows' jobs, pass@k with the reference's rows), in a fixed order (a param).
+    """
+    needs = set(demo.module.FRAMES) | (
+        {"reference"} if "passk" in demo.module.FRAMES else set()
+    )
+    demos = {demo.name, *getattr(demo.module, "READS", ())}
+    rows = {row.row_path for name in demos for row in ROWS_BY_DEMO.get(name, ())}
+    jobs = [path for path, row in ROW_OF_JOB.items() if row in rows]
+    inputs = {}
+    for frame in io.RESULT_FILES:
+        if frame in needs and frame in AGGREGATED:
+            inputs[frame] = AGGREGATED[frame]
+        elif frame in needs and jobs:
+            inputs[frame] = [
+                f"{RESULTS}/{path}{TRAINED[frame]}.parquet" for path in jobs
+            ]
+    return inputs
+
+
+def render_look(demo):
+    """How a demo's tables and figures show the estimators (rlvr/codeversion.py's display
+    version): those of its rows and of the demos it READS, and the gradient statistics' where
+    it reads them, so that an estimator added to one demo renders that demo alone."""
     demos = {demo.name, *getattr(demo.module, "READS", ())}
     methods = {row.method for name in demos for row in ROWS_BY_DEMO.get(name, ())}
-    if {"gradstats", "exact"} & set(inputs):
+    if {"gradstats", "exact"} & set(demo.module.FRAMES):
         methods |= set(GRADSTAT_JOBS) | set(
             config["gradient_stats"]["exact_curve"]["methods"]
         )
     return codeversion.display_version(tuple(sorted(methods)))
 
 
-def figure_inputs(demo):
-    """{frame: file or files} a demo's figures read (pass@k gains the reference's rows)."""
-    needs = {frame for _, frames in demo.figures.values() for frame in frames}
-    needs |= {"reference"} if "passk" in needs else set()
-    needs = [
-        frame for frame in io.RESULT_FILES if frame in needs
-    ]  # a fixed order: a param
-    demos = {demo.name, *getattr(demo.module, "READS", ())}
-    rows = {row.row_path for name in demos for row in ROWS_BY_DEMO.get(name, ())}
-    jobs = [path for path, row in ROW_OF_JOB.items() if row in rows]
-    inputs = {frame: AGGREGATED[frame] for frame in needs if frame in AGGREGATED}
-    inputs |= {
-        frame: [f"{RESULTS}/{path}{TRAINED[frame]}.parquet" for path in jobs]
-        for frame in needs
-        if frame in TRAINED
-    }
-    return inputs
-
-
 def frame_arguments(inputs):
-    """figure_inputs as `python -m rlvr figures` arguments: --<frame> <file> ..."""
+    """render_inputs as `python -m rlvr render` arguments: --<frame> <file> ..."""
     return " ".join(
         f"--{frame} "
         + " ".join(map(shlex.quote, [files] if isinstance(files, str) else files))
@@ -255,16 +253,14 @@ def frame_arguments(inputs):
     )
 
 
-# the demos with figures this config asks for, and the figures of those it does not (the tables
-# job deletes any left from before)
-FIGURE_DEMOS = [
-    demo for demo in DEMOS if demo.figures and demo.table in C.demos(config)
-]
-DROPPED_FIGURES = [
-    f"{RESULTS}/figures/{name}.{fmt}"
-    for name, _ in C.figures()
-    if name not in {n for n, _, _ in FIGURES}
-    for fmt in ("png", "pdf")
+# the tables and figures of the demos this config does not ask for: the assembly job deletes
+# any left from before
+DROPPED = [
+    path
+    for demo in DEMOS
+    if demo not in ASKED
+    for path in [table_path(demo, suffix) for suffix in [*TABLE_FORMATS, CLAIMS]]
+    + [figure_path(name, fmt) for name in demo.figures for fmt in ("png", "pdf")]
 ]
 
 
@@ -274,7 +270,7 @@ def checksums(job):
 
 
 # the rendering jobs this config runs, and their checksum files
-RENDERED = ["tables"] + [f"figures_{demo.name}" for demo in FIGURE_DEMOS]
+RENDERED = [f"render_{demo.name}" for demo in ASKED] + ["assemble"]
 MANIFESTS = [checksums(job) for job in RENDERED]
 
 
@@ -305,14 +301,10 @@ def final_outputs():
         # clean`, by hand) under an aggregate that still stands would otherwise be neither made
         # again nor missed
         *(f"{RESULTS}/{name}.parquet" for name in PLAN),
-        *TABLES,
+        *(path for demo in ASKED for path in render_outputs(demo)),
+        f"{RESULTS}/tables/all.txt",
         f"{RESULTS}/claims.md",
-        *(checksums(job) for job in RENDERED),
-        *(
-            path
-            for _, _, png in FIGURES
-            for path in (png, png.removesuffix(".png") + ".pdf")
-        ),
+        *MANIFESTS,
     ]
 
 
