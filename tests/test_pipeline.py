@@ -283,7 +283,7 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
     cfg = yaml.safe_load(TINY.read_text())
-    cfg["training"]["seeds"].append(7)
+    cfg["training"]["seeds"] = [*C.load_config(TINY)["training"]["seeds"], 7]  # (from its demo_defaults)
     more = tmp_path / "seeds.yaml"
     more.write_text(yaml.safe_dump(cfg))
     dry = snakemake(tmp_path, "-n", config=more).stdout
