@@ -15,7 +15,6 @@ matplotlib.
 
 import argparse
 import json
-import os
 import sys
 import time
 from importlib import import_module
