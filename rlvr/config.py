@@ -50,14 +50,21 @@ class GradStatCase(NamedTuple):
     level: str
 
 
+# what every section with a `rows:` list has besides its rows, and the defaults of those keys (a
+# demo's seeds default to its module's)
+NUMBER = {"type": "integer", "minimum": 1}
+RUN_KEYS = {"steps": {**NUMBER, "default": 300}, "prompts_per_step": {**NUMBER, "default": 16},
+            "G": {**NUMBER, "default": 8}, "seeds": {"$ref": "#/$defs/seeds"}}
+# a config key that gives RUN_KEYS to every section with a `rows:` list that does not set them
+# itself: config/test.yaml makes every demo small with it, one it does not name too
+DEMO_DEFAULTS = "demo_defaults"
+
+
 def experiment_schema(demo):
     """The config section of a demo whose rows come from a `rows:` list (demo.module.CONFIG)."""
-    number = {"type": "integer", "minimum": 1}
     properties = {"enabled": {"type": "boolean", "default": True}} if demo.section else {}
     properties.update({
-        "steps": {**number, "default": 300}, "prompts_per_step": {**number, "default": 16},
-        "G": {**number, "default": 8},
-        "seeds": {"$ref": "#/$defs/seeds", "default": demo.module.CONFIG["seeds"]},
+        **RUN_KEYS, "seeds": {**RUN_KEYS["seeds"], "default": demo.module.CONFIG["seeds"]},
         "rows": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/row"},
                  "default": demo.module.CONFIG["rows"]},
         # a --configfile that edits the default rows instead of copying them (edit_rows)
@@ -83,12 +90,42 @@ def schema():
     out = yaml.load(SCHEMA_PATH.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     out["$defs"]["row"] = row_schema()
     sections, properties = {d.name: experiment_schema(d) for d in DEMOS if d.module.ROWS}, {}
+    sections = {DEMO_DEFAULTS: demo_defaults_schema(), **sections}
     for key, value in out["properties"].items():
         properties[key] = value
         if key == "trainer":
             properties.update(sections)
     out["properties"] = properties
     return out
+
+
+def demo_defaults_schema():
+    return {"description": "steps, prompts_per_step, G and seeds for every demo section with a `rows:` "
+                           "list that does not set them itself (its rows are its module's, or its own)",
+            "type": "object", "additionalProperties": False,
+            "properties": {key: {k: v for k, v in value.items() if k != "default"}
+                           for key, value in RUN_KEYS.items()}}
+
+
+def apply_demo_defaults(cfg, validator):
+    """Move the keys of cfg's `demo_defaults` into every section with a `rows:` list that does not
+    set them, in place (before the schema fills its own defaults), and drop it: the validated
+    config is the same as if each section had said so. Returns the schema's errors in it, which
+    are named as its own keys (not as those of every section it would reach)."""
+    given = cfg.pop(DEMO_DEFAULTS, None)
+    if given is None:
+        return []
+    sub = validator.evolve(schema={"$defs": validator.schema["$defs"], **demo_defaults_schema()})
+    errors = list(sub.iter_errors(given))
+    for error in errors:
+        error.path.extendleft([DEMO_DEFAULTS])  # absolute_path reads it: "demo_defaults.G"
+    if errors:
+        return errors
+    for name in ROW_EXPERIMENTS:
+        section = cfg.get(name, {})
+        if isinstance(section, dict):  # (the schema names a section that is not a mapping)
+            cfg[name] = {**copy.deepcopy(given), **section}
+    return []
 
 
 def _schema_validator():
@@ -226,7 +263,8 @@ def validate_config(config, edits=None):
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
     cfg = copy.deepcopy(dict(config or {}))
     validator = _schema_validator()
-    errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))
+    errors = apply_demo_defaults(cfg, validator) or sorted(validator.iter_errors(cfg),
+                                                           key=lambda e: list(map(str, e.absolute_path)))
     made = [] if errors else edit_rows(cfg)
     if made:  # the edited rows are checked like any others
         errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))

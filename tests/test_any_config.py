@@ -114,6 +114,8 @@ def configs(draw):
                        "levels": draw(some(list(LEVELS)))} for _ in range(draw(st.integers(1, 2)))],
             "exact_curve": {"methods": [m for m in methods if m in EXACT] or ["none"], "n_points": 5}},
         "trainer": {"value_lr": 0.2, "eval_every": draw(st.integers(1, 5))},
+        # a demo this strategy does not name (one just added) runs its module's rows at this size
+        "demo_defaults": {key: train[key] for key in ("steps", "prompts_per_step", "G", "seeds")},
         "training": train,
         "lr_sweep": sweep,
         "group_size": {"method": methods[0] if ESTIMATORS[methods[0]].min_G <= 2 else "grpo",

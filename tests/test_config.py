@@ -3,6 +3,7 @@
 import copy
 import math
 import re
+from collections import Counter
 
 import pandas as pd
 import pytest
@@ -18,6 +19,7 @@ from rlvr.config import (
     validate_config,
     values_problems,
 )
+from rlvr.demos import DEMOS
 from rlvr.objective import Objective
 
 ROW = {"method": "rloo", "lr": 2.0}
@@ -129,21 +131,18 @@ def test_empty_config_gets_the_lecture_defaults():
                            "logodds_spread": 0.3, "answer_length": [100, 1000],
                            "minority": {"levels": ["very_hard"], "share": 0.5, "wrong_share": 0.5}}
     assert len(cfg["training"]["rows"]) == 16 and cfg["group_size"]["G"] == [2, 4, 8, 16, 32]
-    # training rows, the lr sweep's 4 methods x 9 lrs, clipping 3 x 3, KL 1 + 3 x 3 x 2, aggregation
-    # 2 x 3, shared weights 6 x 3, rank bias 2 + 2 x 2, 5 group sizes, dynamic and plain: the
-    # lecture's 5 seeds, except where an ordering needed more (group sizes 40, dynamic, clipping,
-    # aggregation and rank bias 20, shared 10), negative samples 4 x 3 x 2 and its remedies
-    # 4 + 2 x 2, off-policy 1 + 2 x 3 x 4, spurious rewards 2 x 4
+    # every demo with a `rows:` list runs its module's rows (a grid counts its combinations) on its
+    # module's seeds (rlvr/demos/); demo 4 its 5 group sizes on 40 seeds, dynamic sampling a dynamic
+    # and a plain run on 20 (their sections: workflow/schemas/config.schema.yaml)
     rows = train_rows(cfg)
-    assert len(rows) == (16 + 4 * 9 + 3 * 3 + 1 + 3 * 3 * 2 + 2 * 3 + 6 * 3 + 2 + 2 * 2 + 4 * 3 * 2 + 8
-                         + 1 + 2 * 3 * 4 + 2 * 4 + 5 + 2)
-    seeds = {row.experiment: row.seeds for row in rows}
-    assert seeds == {"training": (0, 1, 2, 3, 4), "lr_sweep": (0, 1, 2, 3, 4), "clipping": tuple(range(20)),
-                     "kl_penalty": (0, 1, 2, 3, 4), "loss_aggregation": tuple(range(20)),
-                     "shared_policy": tuple(range(10)), "rank_bias": tuple(range(20)),
-                     "negative_samples": tuple(range(10)), "narrowing_remedies": tuple(range(10)),
-                     "off_policy": tuple(range(10)), "spurious_rewards": tuple(range(10)),
-                     "group_size": tuple(range(40)), "dynamic": tuple(range(20))}
+    modules = {demo.name: demo.module.CONFIG for demo in DEMOS if demo.module.ROWS}
+    assert Counter(row.experiment for row in rows) == {
+        **{name: sum(math.prod(len(v) if isinstance(v, list) else 1 for v in row.values())
+                     for row in config["rows"]) for name, config in modules.items()},
+        "group_size": 5, "dynamic": 2}
+    assert {row.experiment: row.seeds for row in rows} == {
+        **{name: tuple(config["seeds"]) for name, config in modules.items()},
+        "group_size": tuple(range(40)), "dynamic": tuple(range(20))}
     assert len({row.path for row in rows}) == len(rows)
     # the lecture's rows keep their paths: only an objective other than the default names itself
     assert all(row.row_path.endswith(f"_dyn{row.max_rounds}") for row in rows
@@ -211,7 +210,7 @@ def test_a_config_file_is_merged_over_the_shipped_one_as_snakemake_does(tmp_path
     (row,) = cfg["training"]["rows"]  # the user's list, the default list gone; defaults filled in
     assert cfg["training"]["steps"] == 7 and row["method"] == "grpo" and row["lr"] == 3.0
     assert row["reward_offset"] == 0.0 and row["epochs"] == 1 and row["kl_beta"] == 0.0
-    assert cfg["training"]["seeds"] == [0, 1, 2, 3, 4]  # from config/config.yaml
+    assert cfg["training"]["seeds"] == [0, 1, 2, 3, 4]  # from demo 3's module
     assert merge({"a": {"b": [1, 2], "c": 1}}, {"a": {"b": [3]}}) == {"a": {"b": [3], "c": 1}}
     shipped = tmp_path / "shipped.yaml"
     shipped.write_text("training:\n  seeds: [9]\n")
@@ -315,7 +314,6 @@ def test_every_demo_module_is_complete_and_wired_through_its_config_section():
     from conftest import REPO
 
     from rlvr.config import DEFAULT_CONFIG, schema
-    from rlvr.demos import DEMOS
 
     sections, shipped = schema()["properties"], yaml.safe_load(DEFAULT_CONFIG.read_text())
     figures = [name for demo in DEMOS for name in demo.figures]
@@ -326,10 +324,11 @@ def test_every_demo_module_is_complete_and_wired_through_its_config_section():
         for name in demo.figures:
             assert (REPO / "workflow" / "report" / f"{name}.rst").is_file(), name
         if demo.section:
-            assert "enabled" in sections[demo.section]["properties"] and demo.section in shipped, demo.name
-        if demo.module.ROWS:  # its section is built from its CONFIG, and the shipped config spells it out
+            assert "enabled" in sections[demo.section]["properties"], demo.name
+        if demo.module.ROWS:  # its section is built from its CONFIG, which the shipped config does not copy
             assert sections[demo.name]["properties"]["rows"]["default"] == demo.module.CONFIG["rows"]
-            assert shipped[demo.name]["rows"] == demo.module.CONFIG["rows"], demo.name
+            assert sections[demo.name]["properties"]["seeds"]["default"] == demo.module.CONFIG["seeds"]
+            assert demo.name not in shipped, f"{demo.name}: its rows and seeds are its module's alone"
 
 
 def test_one_wrong_G_is_one_error_naming_the_G():

@@ -87,12 +87,7 @@ def test_outputs_and_column_contract(tiny_run):
         assert set(columns) <= set(table.column_names), name
         assert table.num_rows > 0
     runs = pq.read_table(results / "runs.parquet")
-    # training rows x seeds + lr sweep grid x seeds + group sizes x seeds + (dynamic, plain) x seeds
-    # ... + clipping 2 x seeds + KL (1 + 2) x seeds + aggregation 2 x seeds + shared 2 x seeds
-    # ... + rank bias 2 x seeds + one sign of sample 4 x seeds + what keeps pass@k 4 x seeds
-    # ... + off-policy 3 x seeds + spurious rewards 3 x seeds
-    assert runs.num_rows == (2 * 2 + 2 * 2 + 2 * 1 + 2 * 1 + 2 * 2 + 3 * 2 + 2 * 2 + 2 * 2 + 2 * 2 + 4 * 2
-                             + 4 * 2 + 3 * 2 + 3 * 2)
+    assert runs.num_rows == sum(len(row.seeds) for row in C.train_rows(C.load_config(TINY)))  # a run per seed
     for name in [name for demo in DEMOS for name in demo.figures]:
         assert (results / "figures" / f"{name}.png").stat().st_size > 10_000
         assert (results / "figures" / f"{name}.pdf").read_bytes().startswith(b"%PDF")
@@ -289,7 +284,7 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
     cfg = yaml.safe_load(TINY.read_text())
-    cfg["training"]["seeds"].append(7)
+    cfg["training"]["seeds"] = [*C.load_config(TINY)["training"]["seeds"], 7]  # (from its demo_defaults)
     more = tmp_path / "seeds.yaml"
     more.write_text(yaml.safe_dump(cfg))
     dry = snakemake(tmp_path, "-n", config=more).stdout
@@ -340,9 +335,8 @@ def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
     names |= {p.name for p in (tmp_path / "results" / "figures").iterdir()}
     assert not [n for n in names if n.startswith(("demo5", "demo7", "dynamic_sampling", "lr_sweep"))], names
     runs = pq.read_table(tmp_path / "results" / "runs.parquet").column("experiment").to_pylist()
-    assert set(runs) == {"training", "group_size", "clipping", "kl_penalty", "loss_aggregation",
-                         "shared_policy", "rank_bias", "negative_samples", "narrowing_remedies", "off_policy",
-                         "spurious_rewards"}
+    assert set(runs) == {row.experiment for row in C.train_rows(C.load_config(off))}
+    assert set(runs).isdisjoint({"lr_sweep", "dynamic"})
     assert "Nothing to be done" in snakemake(tmp_path, "-n", config=off).stdout
 
 

@@ -7,15 +7,17 @@ demo3_training; declared once, so a demo inserted between others renumbers none 
 TITLE (its report heading), SWITCHABLE (its config section of the same name has `enabled`),
 FRAMES (the results its table, claims and figures read: all its rendering job is given;
 tests/test_render.py checks it), ROWS (that section's `rows:` list trains rows whose experiment
-is the demo's name), TEXT (its table's strings in English and Chinese), `table(frames, L)` ->
+is the demo's name; CONFIG then holds the section's default seeds and rows, which no config file
+copies), TEXT (its table's strings in English and Chinese), `table(frames, L)` ->
 (title, [(subtitle, head, rows)], footer) or None where the results hold none of its data, and
 FIGURES {name: (draw(frames) -> Figure, the frames it needs)}, each with a caption in
 workflow/report/<name>.rst, and optionally `claims(frames)` -> [rlvr.claims.Claim], the sentences
 FINDINGS.md quotes. A demo whose section is not a `rows:` list but trains makes its rows with
 `train_rows(section, row)` and checks its section with `check_section(section, task, checks)`
 (group_size, dynamic_sampling). A demo that reads rows of other demos names them in READS (its
-figures job reads those rows' files too). Add its module to MODULES below and its section to
-the config.
+figures job reads those rows' files too). Add its module to MODULES below: a demo with ROWS needs
+nothing else (GUIDE.md's recipe, which tests/test_recipe.py follows); another demo's section goes
+in workflow/schemas/config.schema.yaml.
 """
 
 from typing import NamedTuple

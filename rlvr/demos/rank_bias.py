@@ -21,6 +21,7 @@ ROWS = True
 CONFIG = {
     "help": "several correct answers per prompt (rows' correct_answers): which correct answer training "
             "concentrates on; one run per row x seed, rows as in training (grids allowed)",
+    # 20 seeds: the entropy among the correct answers differs by a few hundredths of a nat between rows
     "seeds": list(range(20)),
     "rows": [
         {"method": ["grpo", "unlikeliness"], "lr": 2.0, "correct_answers": 4},

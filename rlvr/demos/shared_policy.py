@@ -22,7 +22,7 @@ CONFIG = {
     "help": "RL narrowing pass@k: the policy gets shared weights per answer strategy type (rows' shared_lr; "
             "task.minority); one run per row x seed, rows as in training (grids allowed)",
     "seeds": list(range(10)),
-    "rows": [
+    "rows": [  # shared_lr 0: the tabular policy beside it
         {"method": ["none", "rloo", "grpo", "dr_grpo", "pkpo_k4", "unlikeliness"], "lr": 2.0,
          "shared_lr": [0.0, 0.01, 0.05]},
     ],

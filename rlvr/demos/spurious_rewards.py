@@ -36,7 +36,7 @@ CONFIG = {
     "clipped updates, and without a clip (clip_low and clip_high null); one run per row x seed, "
     "rows as in training (grids allowed)",
     "seeds": list(range(10)),
-    "rows": [
+    "rows": [  # clip_low / clip_high null: no clip
         {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half"},
         {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half", "epochs": 4, "clip_high": [0.2, 0.28]},
         {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half", "epochs": 4, "clip_low": None,

@@ -32,6 +32,7 @@ CONFIG = {
         {"method": "grpo", "lr": 2.0, "reward_offset": 5.0},
         {"method": "none", "lr": 8.0, "reward_offset": 0.0},
         {"method": "grpo", "lr": 4.0, "reward_offset": 0.0},
+        # the field's estimators, beyond the lecture
         {"method": "dr_grpo", "lr": 2.0, "reward_offset": 0.0},
         {"method": "grpo_unbiased_std", "lr": 2.0, "reward_offset": 0.0},
         {"method": "batch_std", "lr": 2.0, "reward_offset": 0.0},
