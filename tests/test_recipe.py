@@ -62,6 +62,7 @@ from .. import figures as F
 NUMBER = {number}
 TITLE = "my demo"
 SWITCHABLE = True
+FRAMES = ("runs",)
 ROWS = True
 
 CONFIG = {{
@@ -158,7 +159,7 @@ print("ok")
     # the plan of the tiny config trains the demo's row and draws its figure
     proc = run_in(root, "-m", "snakemake", "-n", "--configfile", "config/test.yaml",
                   "--workflow-profile", "none")
-    assert "rule figures_my_demo:" in proc.stdout and "results/runs/my_demo/grpo/" in proc.stdout
+    assert "rule render_my_demo:" in proc.stdout and "results/runs/my_demo/grpo/" in proc.stdout
 
     # the tests that count demos, rows, seeds and knobs agree, in the copy, with no line added
     tests = ["tests/test_config.py::test_empty_config_gets_the_lecture_defaults",
