@@ -314,7 +314,7 @@ def one_row_changed(n):
         print(f"    edit {i + 1}/{n}: {times[-1]:.2f} s", flush=True)
     report("7. one row of demo 3 edited: `snakemake -c2`",
            f"**{statistics.median(times):.1f} s** (median of {n} edits; it retrains the row, its two "
-           "aggregations, the tables and demo 3's two figures jobs)", "report", None,
+           "aggregations, the rendering of demos 3 and 6, which read it, and the assembly)", "report", None,
            "`python -m snakemake -c2 --configfile bench/out/change<i>.yaml` in a finished copy; "
            "`python bench/run.py --only 7`")
 

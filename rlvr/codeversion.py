@@ -1,13 +1,12 @@
 """Which rlvr code a pipeline job runs, as one content hash: the cache's code dependency.
 
-`python -m rlvr <stage>` runs rlvr/jobs/<stage>.py: a job's code is the import closure of that
-module (read off the source with `ast`, lazy imports too), so an edit of a module reruns exactly
-the stages that import it; rlvr/cli.py only parses arguments. A module counts by its syntax tree
-without docstrings: comments, docstrings and layout are no change. Of rlvr/estimators.py a job
-counts the shared code and the estimators it runs, without how they are shown (label, family:
-`display_version`, a param of the rendering jobs). rlvr/knobs.py's ROW_KNOBS counts for no job:
-a row's spec holds each knob away from its default (rlvr/specs.py), so a knob appended at its
-default reruns nothing (and a default never changes once declared: tests/test_knobs.py).
+`python -m rlvr <stage>` runs rlvr/jobs/<stage>.py: a job's code is that module's import closure
+(read off the source with `ast`, lazy imports too), so an edit of a module reruns exactly the
+stages that import it; rlvr/cli.py only parses arguments. A module counts by its syntax tree
+without docstrings (comments, docstrings and layout are no change). Of rlvr/estimators.py a job
+counts the shared code and the estimators it runs, not how they are shown (`display_version`, a
+param of the rendering jobs). rlvr/knobs.py's ROW_KNOBS counts for no job: a row's spec holds its
+knobs away from their defaults (rlvr/specs.py), so a knob appended at its default reruns nothing.
 """
 
 import ast
@@ -121,6 +120,7 @@ def job_modules(stage):
     return tuple(sorted(seen))
 
 
+@cache  # once a process: a plan asks for it per training row
 def code_version(stage, methods=()):
     """The hash of the code `python -m rlvr <stage>` runs with these estimators."""
     parts = []

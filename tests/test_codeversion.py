@@ -20,13 +20,19 @@ def package(tmp_path, monkeypatch):
     copy = tmp_path / "rlvr"
     shutil.copytree(REPO / "rlvr", copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(codeversion, "PACKAGE", copy)
-    codeversion.job_modules.cache_clear()
+    reread()
     yield copy
+    reread()
+
+
+def reread():
+    """Forget what this process read of the source (it is read once a process)."""
     codeversion.job_modules.cache_clear()
+    codeversion.code_version.cache_clear()
 
 
 def versions():
-    codeversion.job_modules.cache_clear()
+    reread()
     return {stage: codeversion.code_version(stage, ("grpo",) if stage in ("train", "gradstats") else ())
             for stage in STAGES}
 
@@ -56,11 +62,15 @@ def test_an_edit_of_each_module_replans_exactly_the_stages_that_import_it(packag
 
 
 def test_an_estimator_counts_for_the_jobs_that_run_it_and_a_knob_for_none(package):
+    def version(method):
+        reread()
+        return codeversion.code_version("train", (method,))
+
     def train():
-        return codeversion.code_version("train", ("rloo",)), codeversion.code_version("train", ("grpo",))
+        return version("rloo"), version("grpo")
 
     before = train()
-    group = {m: codeversion.code_version("train", (m,)) for m in ("group", "dr_grpo")}  # one function
+    group = {m: version(m) for m in ("group", "dr_grpo")}  # one function
     estimators = package / "estimators.py"
     estimators.write_text(estimators.read_text().replace("label=\"GRPO\",", "label=\"GRPO!\","))
     assert train() == before
@@ -70,13 +80,13 @@ def test_an_estimator_counts_for_the_jobs_that_run_it_and_a_knob_for_none(packag
     text = estimators.read_text()
     estimators.write_text(text.replace("return r - _group_mean(r)", "return r - 0", 1))
     assert text != estimators.read_text()
-    assert codeversion.code_version("train", ("grpo",)) == before[1]  # GRPO is not the group mean
-    assert all(codeversion.code_version("train", (m,)) != v for m, v in group.items())
+    assert version("grpo") == before[1]  # GRPO is not the group mean
+    assert all(version(m) != v for m, v in group.items())
     knobs = package / "knobs.py"
     knobs.write_text(knobs.read_text().replace(
         "\n)\nKNOBS =", '\n    Knob("my_knob", 0.0, "mine", {"type": "number"}, token="mine"),\n)\nKNOBS ='))
     assert "my_knob" in knobs.read_text()
-    assert codeversion.code_version("train", ("grpo",)) == before[1]
+    assert version("grpo") == before[1]
 
 
 def test_saved_facts_hold_only_for_the_bytes_they_were_read_from(tmp_path):
