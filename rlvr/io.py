@@ -318,14 +318,16 @@ def with_every_knob(tables):
     from .knobs import OPTIONAL
 
     widest = max(tables, key=lambda t: t.num_columns)
-    knobs = [k for k in OPTIONAL if k.name in widest.column_names]
+    names = set(widest.column_names)
+    knobs = [k for k in OPTIONAL if k.name in names]
     out = []
     for t in tables:
-        missing = [k for k in knobs if k.name not in t.column_names]
+        have = set(t.column_names)
+        missing = [k for k in knobs if k.name not in have]
         for k in missing:
-            t = t.append_column(widest.schema.field(k.name), pa.array([k.spec_default] * t.num_rows,
-                                                                       widest.schema.field(k.name).type))
-        same = missing and set(t.column_names) == set(widest.column_names)  # else refused by the caller
+            field = widest.schema.field(k.name)
+            t = t.append_column(field, pa.array([k.spec_default] * t.num_rows, field.type))
+        same = missing and set(t.column_names) == names  # else refused by the caller
         out.append(t.select(widest.column_names) if same else t)
     return out
 
