@@ -224,7 +224,8 @@ def cmd_all(a):
     if a.figures:
         from .report import write_figures
 
-        for path in write_figures(frames, a.figures, [name for name, _ in C.figures(cfg)]):
+        names = [name for demo in C.asked(cfg) for name in demo.figures]
+        for path in write_figures(frames, a.figures, names):
             log(f"figure -> {path}")
 
 

@@ -312,8 +312,8 @@ def validate_config(config, edits=None):
             check_exact(f"gradient_stats.cases[{i}].methods[{j}]", m)
 
     # size before anything is expanded or allocated: the rows a grid stands for, each job's memory
-    sections = [demo.name for demo in DEMOS if (demo.module.ROWS or hasattr(demo.module, "train_rows"))
-                and _asked_for(cfg, demo)]  # every section that trains
+    sections = [demo.name for demo in asked(cfg)
+                if demo.module.ROWS or hasattr(demo.module, "train_rows")]  # every section that trains
     n_rows = {name: sum(math.prod(len(v) if isinstance(v, list) else 1 for v in row.values())
                         for row in cfg[name]["rows"]) for name in sections if name in ROW_EXPERIMENTS}
     if sum(n_rows.values()) > MAX_ROWS:
@@ -669,8 +669,8 @@ def rows_by_demo(cfg):
             rows[name] = [row(name, r["method"], r["lr"], r["reward_offset"], ex["G"], ex["prompts_per_step"],
                               ex["steps"], ex["seeds"], **knobs_of(r))
                           for r, _ in expand_rows(ex["rows"], name)]
-    for demo in DEMOS:
-        if hasattr(demo.module, "train_rows") and _asked_for(cfg, demo):
+    for demo in asked(cfg):
+        if hasattr(demo.module, "train_rows"):
             rows[demo.name] = demo.module.train_rows(cfg[demo.name], row)
     return rows
 
@@ -717,19 +717,9 @@ def train_jobs(rows, results=None):
             for block in specs.seed_blocks(row.seeds, computed(row) if results else ())]
 
 
-def _asked_for(cfg, demo):
-    return cfg is None or demo.section is None or cfg[demo.section]["enabled"]
-
-
-def demos(cfg):
-    """The tables the config asks for (a disabled demo has none)."""
-    return [demo.table for demo in DEMOS if _asked_for(cfg, demo)]
-
-
-def figures(cfg=None):
-    """The report figures the config asks for (None: every figure there is), as
-    (name, report category)."""
-    return [(name, demo.category) for demo in DEMOS if _asked_for(cfg, demo) for name in demo.figures]
+def asked(cfg):
+    """The demos a config asks for, in order (a disabled demo: none of its tables or figures)."""
+    return [demo for demo in DEMOS if demo.section is None or cfg[demo.section]["enabled"]]
 
 
 def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from rlvr.claims import markdown
 from rlvr.compute import compute_all
-from rlvr.config import LEVELS, ROW_EXPERIMENTS, figures, validate_config
+from rlvr.config import LEVELS, ROW_EXPERIMENTS, asked, validate_config
 from rlvr.demos import DEMOS
 from rlvr.estimators import ESTIMATORS
 from rlvr.knobs import expand_rows
@@ -153,6 +153,6 @@ def test_every_accepted_config_computes_tables_and_draws(raw, tmp_path_factory):
             write_demo(demo.name, frames, tables, lang=cfg["lang"])
     claims = markdown(every_claim(frames))  # results/claims.md, as `rlvr claims` prints it
     assert claims and not re.search(r"\b(nan|inf)\b", claims), claims  # no number a division by 0 made
-    for name, _ in figures(cfg):
+    for name in (name for demo in asked(cfg) for name in demo.figures):
         fig = draw_figure(name, frames)
         fig.savefig(BytesIO(), format="png", dpi=20)  # lays out and renders every artist

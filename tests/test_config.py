@@ -191,12 +191,11 @@ def test_a_grid_row_expands_to_every_combination_in_order():
 
 
 def test_a_disabled_lr_sweep_asks_for_no_runs_tables_or_figures():
-    from rlvr.config import demos, figures
+    from rlvr.config import asked
 
     cfg = validate_config({"lr_sweep": {"enabled": False}, "dynamic_sampling": {"enabled": False}})
     assert not [r for r in train_rows(cfg) if r.experiment in ("lr_sweep", "dynamic")]
-    assert "demo7_lr_sweep" not in demos(cfg) and "demo5_dynamic_sampling" not in demos(cfg)
-    assert {"lr_sweep", "dynamic_sampling"}.isdisjoint(name for name, _ in figures(cfg))
+    assert {d.name for d in DEMOS} - {d.name for d in asked(cfg)} == {"lr_sweep", "dynamic_sampling"}
 
 
 def test_a_config_file_is_merged_over_the_shipped_one_as_snakemake_does(tmp_path):

@@ -133,11 +133,11 @@ def test_guides_recipes_add_a_demo_and_a_knob_touching_only_the_files_they_name(
 
     # the copy's config, registry and rows know both; the tiny config runs the demo small
     out = run_in(root, "-c", """
-from rlvr.config import figures, load_config, schema, train_rows
+from rlvr.config import asked, load_config, schema, train_rows
 from rlvr.demos import DEMOS
 from rlvr.training import make_row, train_seeds
 from rlvr.task import make_task
-assert DEMOS[-1].name == "my_demo" and ("my_demo", DEMOS[-1].category) in figures(load_config())
+assert DEMOS[-1].name == "my_demo" and DEMOS[-1] in asked(load_config()) and "my_demo" in DEMOS[-1].figures
 full, tiny = load_config(), load_config("config/test.yaml")
 assert full["my_demo"]["rows"][0]["method"] == "grpo" and full["my_demo"]["seeds"] == [0, 1, 2, 3, 4]
 mine = [r for r in train_rows(tiny) if r.experiment == "my_demo"]

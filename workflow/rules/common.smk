@@ -168,7 +168,7 @@ def row_code(wildcards):
 # one rendering job per demo the config asks for (a disabled demo has none): its tables, its
 # claims and its figures (rlvr/report.py's write_demo); a small job joins the demos' text tables
 # into tables/all.txt and their claims into claims.md
-ASKED = [demo for demo in DEMOS if demo.table in C.demos(config)]
+ASKED = C.asked(config)
 CLAIMS = (
     ".claims.md"  # a demo's section of claims.md, beside its tables (rlvr/report.py)
 )
