@@ -742,17 +742,18 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
         return f"{to_run.get(name, 0)} of {total} jobs to run"
 
     n_methods = len(gradstat_jobs(cfg))
-    lines = [f"{'gradient_stats':<16} {len(gradstat_cases(cfg)):3d} cases of {n_methods:2d} methods"
+    w = max(len(demo.name) for demo in DEMOS)  # the names in one column, the longest's too
+    lines = [f"{'gradient_stats':<{w}} {len(gradstat_cases(cfg)):3d} cases of {n_methods:2d} methods"
              f"{'':11}{jobs('gradient_stats', n_methods)}"]
     for name, rows in by_experiment.items():
         runs = sum(len(r.seeds) for r in rows)
         seeds = {len(r.seeds) for r in rows}
         seeds = f"{seeds.pop():2d} seeds" if len(seeds) == 1 else "   seeds"
         total = (n_jobs or {}).get(name, len(rows))
-        lines.append(f"{name:<16} {len(rows):3d} rows x {seeds} = {runs:4d} runs  {jobs(name, total)}")
+        lines.append(f"{name:<{w}} {len(rows):3d} rows x {seeds} = {runs:4d} runs  {jobs(name, total)}")
         if len(rows) < base.get(name, 0):
-            lines.append(f"{'':17}note: {Path(default).name} has {base[name]} rows here: a list in "
+            lines.append(f"{'':{w + 1}}note: {Path(default).name} has {base[name]} rows here: a list in "
                          "--configfile replaces the default list, it does not extend it")
     for name in base.keys() - by_experiment.keys():
-        lines.append(f"{name:<16} off")
+        lines.append(f"{name:<{w}} off")
     return lines

@@ -344,9 +344,9 @@ def test_the_summary_shows_a_row_list_a_configfile_replaced(tmp_path):
     one_row.write_text("training:\n  rows: [{method: grpo, lr: 2.0}]\nlr_sweep: {enabled: false}\n")
     lines = summary(load_config(one_row), {"training": 1})
     text = "\n".join(lines)
-    assert "training           1 rows x  5 seeds =    5 runs  1 of 1 jobs to run" in text, text
+    assert "training               1 rows x  5 seeds =    5 runs  1 of 1 jobs to run" in text, text
     assert "config.yaml has 16 rows here: a list in --configfile replaces the default list" in text
-    assert "lr_sweep         off" in text
+    assert "lr_sweep             off" in text
     assert "note" not in "\n".join(summary(load_config()))  # the default config: nothing to point out
 
 
@@ -373,8 +373,8 @@ def test_rlvr_config_checks_a_file_and_names_the_line_of_a_yaml_error(tmp_path, 
     good.write_text("lr_sweep: {enabled: false}\n")
     assert main(["config", "--config", str(good)]) == 0
     out = capsys.readouterr().out
-    assert ("training          16 rows x  5 seeds =   80 runs  16 jobs" in out
-            and "lr_sweep         off" in out)
+    assert ("training              16 rows x  5 seeds =   80 runs  16 jobs" in out
+            and "lr_sweep             off" in out)
 
 
 def test_change_and_add_edit_single_rows_and_leave_the_others():
@@ -410,7 +410,7 @@ def test_rlvr_config_names_the_rows_a_change_and_an_add_made(tmp_path, capsys):
         "  training.rows[8] {method: none, lr: 8.0}: changed lr 8.0 -> 16.0, kl_beta 0.0 -> 0.1",
         f"  training.rows[{n}] added: {{method: rloo, lr: 4.0}}",
         f"  training.rows[{n + 1}] added: {{method: [grpo, dr_grpo], lr: [0.5, 1.0]}} (a grid of 4 rows)"]
-    assert f"training          {n + 5} rows x  5 seeds" in "\n".join(out)
+    assert f"training              {n + 5} rows x  5 seeds" in "\n".join(out)
     plain = tmp_path / "plain.yaml"
     plain.write_text("training: {seeds: [0]}\n")
     assert main(["config", "--config", str(plain)]) == 0

@@ -103,7 +103,7 @@ def test_the_terminal_shows_the_config_summary_and_progress_not_every_job(tiny_r
     lines = (tiny_run / "logs" / "terminal.txt").read_text().splitlines()
     text = "\n".join(lines)
     assert "rlvr: this config asks for" in text
-    assert "training           2 rows x  2 seeds =    4 runs  2 of 2 jobs to run" in text, text
+    assert "training               2 rows x  2 seeds =    4 runs  2 of 2 jobs to run" in text, text
     assert re.search(r"\] (\d+) of \1 jobs done", text), text  # the last job's line is always shown
     assert "Select jobs to execute" not in text and "localrule" not in text
     # a line per job would grow with the jobs; the summary grows with the experiments (a line each,
@@ -186,7 +186,7 @@ def test_how_snakemake_is_started_is_not_a_change(tiny_run):
     out = run([str(console), "-s", str(REPO / "Snakefile"), "--configfile", str(TINY),
                "--directory", str(tiny_run), "-n"])
     assert "Nothing to be done" in out.stdout + out.stderr
-    assert "  training           2 rows x  2 seeds =    4 runs  0 of 2 jobs to run" in out.stdout  # summary
+    assert "  training               2 rows x  2 seeds =    4 runs  0 of 2 jobs to run" in out.stdout  # summary
 
 
 def test_pipeline_equals_in_process_run(tiny_run, tiny_in_process):
@@ -246,8 +246,8 @@ def test_one_row_changed_or_added_by_a_second_configfile_reruns_that_row_alone(t
     assert len(lines) < 40, proc.stdout
     out = proc.stdout
     assert "rlvr: this config asks for (a dry run: nothing runs, nothing is recorded)" in out, out
-    assert "\n  training           3 rows x  2 seeds =    6 runs  2 of 3 jobs to run\n" in out, out
-    assert "\n  gradient_stats     4 cases of  2 methods           0 of 2 jobs to run\n" in out, out
+    assert "\n  training               3 rows x  2 seeds =    6 runs  2 of 3 jobs to run\n" in out, out
+    assert "\n  gradient_stats         4 cases of  2 methods           0 of 2 jobs to run\n" in out, out
     assert "\n  8 jobs to run in all\n" in out, out
     trained = [line.split("trains ")[1] for line in lines if line.startswith("  trains ")]
     assert [path.split("_off")[0] for path in trained] == ["results/runs/training/grpo/lr3.0",
