@@ -59,9 +59,9 @@ def write_demo(name, frames, tables, figures=None, lang="en"):
     Path(tables).mkdir(parents=True, exist_ok=True)
     paths = []
     for suffix, render in TABLE_FORMATS.items():
-        paths.append(Path(tables) / f"{demo.table}{suffix}")
+        paths.append(Path(tables) / f"{demo.table_name}{suffix}")
         io.write_bytes(paths[-1], render(table).encode())
-    paths.append(Path(tables) / f"{demo.table}{CLAIMS}")
+    paths.append(Path(tables) / f"{demo.table_name}{CLAIMS}")
     io.write_bytes(paths[-1], section(heading(demo), demo.claims(frames)).encode())
     return paths + (write_figures(frames, figures, list(demo.figures)) if figures and demo.figures else [])
 

@@ -186,7 +186,8 @@ def test_how_snakemake_is_started_is_not_a_change(tiny_run):
     out = run([str(console), "-s", str(REPO / "Snakefile"), "--configfile", str(TINY),
                "--directory", str(tiny_run), "-n"])
     assert "Nothing to be done" in out.stdout + out.stderr
-    assert "  training               2 rows x  2 seeds =    4 runs  0 of 2 jobs to run" in out.stdout  # summary
+    summary = "  training               2 rows x  2 seeds =    4 runs  0 of 2 jobs to run"
+    assert summary in out.stdout
 
 
 def test_pipeline_equals_in_process_run(tiny_run, tiny_in_process):

@@ -57,7 +57,7 @@ class Demo(NamedTuple):
         return self.module.__name__.rpartition(".")[2]
 
     @property
-    def table(self):
+    def table_name(self):
         """Its table's file name under results/tables/ (without suffix)."""
         return f"demo{self.number}_{self.name}"
 
@@ -80,7 +80,7 @@ class Demo(NamedTuple):
         from ..render import labels
 
         out = _unless_missing(frames, self.module.table, frames, labels(lang, self.module.TEXT, self.number))
-        return None if out is None else (self.table, *out)
+        return None if out is None else (self.table_name, *out)
 
     def claims(self, frames):
         """Its claims computed from the results, keys prefixed "<demo name>." ([] if it makes none)."""

@@ -175,7 +175,7 @@ CLAIMS = (
 
 
 def table_path(demo, suffix):
-    return f"{RESULTS}/tables/{demo.table}{suffix}"
+    return f"{RESULTS}/tables/{demo.table_name}{suffix}"
 
 
 def figure_path(name, fmt):
