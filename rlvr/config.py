@@ -750,7 +750,9 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
         seeds = {len(r.seeds) for r in rows}
         seeds = f"{seeds.pop():2d} seeds" if len(seeds) == 1 else "   seeds"
         total = (n_jobs or {}).get(name, len(rows))
-        lines.append(f"{name:<{w}} {len(rows):3d} rows x {seeds} = {runs:4d} runs  {jobs(name, total)}")
+        blocks = " (a row's seeds in blocks: one job each)" if total != len(rows) else ""
+        lines.append(f"{name:<{w}} {len(rows):3d} rows x {seeds} = {runs:4d} runs  "
+                     f"{jobs(name, total)}{blocks}")
         if len(rows) < base.get(name, 0):
             lines.append(f"{'':{w + 1}}note: {Path(default).name} has {base[name]} rows here: a list in "
                          "--configfile replaces the default list, it does not extend it")
