@@ -264,6 +264,18 @@ DROPPED = [
 ]
 
 
+def directory_of(kind):
+    """A rendering job's param: the directory of its outputs under results/<kind>/, read off its
+    outputs (a hardcoded prefix fails where jobs see another filesystem: Snakemake's lint).
+    """
+
+    def directory(wildcards, output):
+        paths = [p for p in output if Path(p).parent.name == kind]
+        return os.path.dirname(paths[0] if paths else output[0])
+
+    return directory
+
+
 def checksums(job):
     """Where a rendering job lists the files it wrote and their hashes (rlvr/io.py)."""
     return f"{RESULTS}/checksums/{job}.sha256"

@@ -23,8 +23,8 @@ for demo in ASKED:
             demo=demo.name,
             lang=config["lang"],
             frames=frame_arguments(inputs),
-            tables=f"{RESULTS}/tables",
-            figures=f"{RESULTS}/figures",
+            tables=directory_of("tables"),
+            figures=directory_of("figures"),
             code=code("render"),
             look=render_look(demo),
         shell:
