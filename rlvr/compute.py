@@ -91,3 +91,28 @@ def read_results(directory):
     directory = Path(directory)
     return {key: io.read_pandas(directory / name) for key, name in RESULT_FILES.items()
             if (directory / name).is_file()}
+
+
+def load_policies(results="results", config=None, experiment=None):
+    """The final logits of every policy a config trained, as one DataFrame: a row per (training
+    row, seed, prompt) with the row's identifying columns, `seed`, `prompt` and logit_0 ..
+    logit_{M-1}. Only the files of the rows and seeds that config names, not every file under
+    results/ (which may hold other configs' rows). config: a YAML file merged over
+    config/config.yaml, or a validated config; default: the config of the last run on results/
+    (results/configs/latest), else the default config. experiment: that demo's rows only.
+    FileNotFoundError naming the files not trained yet."""
+    if config is None:
+        latest = C.latest_config(results)
+        config = Path(results, C.CONFIGS_DIR, latest) if latest else None
+    cfg = config if isinstance(config, dict) else C.load_config(config)
+    rows = [row for row in C.train_rows(cfg) if experiment in (None, row.experiment)]
+    if not rows:
+        known = sorted({row.experiment for row in C.train_rows(cfg)})
+        raise ValueError(f"the config trains no rows of experiment {experiment!r}; its experiments: "
+                         f"{', '.join(known)}")
+    paths = [Path(results, f"{job.path}.logits.parquet") for job in C.train_jobs(rows, results)]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} of {len(paths)} training jobs' policies are not under "
+                                f"{results}/, e.g. {missing[0]}: run snakemake with that config first")
+    return io.read_concat(paths).to_pandas()

@@ -482,8 +482,31 @@ def test_the_readme_snippets_run_on_the_results(tiny_run, capsys, monkeypatch):
     shown = capsys.readouterr().out
     passk = pq.read_table(tiny_run / "results" / "passk_trained.parquet").to_pandas().query(
         "experiment == 'training' and method == 'grpo' and k == 8 and level == 'all'")
-    printed = {(float(lr), int(seed)): float(v) for lr, seed, v in
-               re.findall(r"^\d+\s+([\d.]+)\s+(\d+)\s+([\d.]+)$", shown, re.M)}
+    printed = {(float(lr), float(offset), int(seed)): float(v) for lr, offset, seed, v in
+               re.findall(r"^\d+\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)$", shown, re.M)}
     assert len(printed) == len(passk) > 0, shown
     for _, row in passk.iterrows():  # the same exact pass@8, to the 6 decimals printed
-        assert abs(printed[(row["lr"], row["seed"])] - row["pass_at_k"]) < 1e-6, (shown, row)
+        key = (row["lr"], row["reward_offset"], row["seed"])
+        assert abs(printed[key] - row["pass_at_k"]) < 1e-6, (shown, row)
+
+
+def test_load_policies_reads_the_rows_a_config_names_and_no_others(tiny_run, tmp_path):
+    """Issue 38: the policies of the last run's config (a file of another config beside them is
+    not read), of one experiment, or of another config; a config not trained yet is named."""
+    from rlvr import load_policies
+
+    results = tiny_run / "results"
+    rows = C.train_rows(C.load_config(TINY))
+    every = load_policies(results)
+    assert len(every) == sum(len(row.seeds) for row in rows) * read_task(results / "task.parquet")["P"]
+    assert set(zip(every["experiment"], every["method"], every["lr"])) == \
+        {(row.experiment, row.method, row.lr) for row in rows}
+    training = load_policies(results, experiment="training")
+    assert set(training["experiment"]) == {"training"} and 0 < len(training) < len(every)
+    assert load_policies(results, config=TINY).equals(every)
+    with pytest.raises(ValueError, match="no rows of experiment 'nothing'; its experiments: "):
+        load_policies(results, experiment="nothing")
+    more = tmp_path / "more.yaml"
+    more.write_text(yaml.safe_dump({**yaml.safe_load(TINY.read_text()), "training": {"seeds": [0, 1, 7]}}))
+    with pytest.raises(FileNotFoundError, match="run snakemake with that config first"):
+        load_policies(results, config=more, experiment="training")
