@@ -65,6 +65,21 @@ def cmd_claims(a):
         print(f"{a.doc}: its {len(quoted(text))} claims are the results' own; nothing to rewrite")
 
 
+def cmd_plot(a):
+    """Plot a sweep of the runs a config trained (rlvr/sweep.py) as <out>.png and <out>.pdf."""
+    from pathlib import Path
+
+    from .compute import load_rows
+    from .figures import save
+    from .sweep import plot_sweep
+
+    runs = load_rows(a.results, a.config, a.experiment)
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for path in save(plot_sweep(runs, a.x, a.y, a.by, a.panel), out.parent, out.name):
+        print(path)
+
+
 def cmd_config(a):
     """Check a config and say what it asks for, computing nothing."""
     from . import config as C
@@ -309,6 +324,18 @@ def build_parser():
     s.add_argument("--checksums", required=True, help="list what was written, as sha256sum does, here")
     s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
     s.set_defaults(fn=run_stage)
+
+    s = sub.add_parser("plot", help="plot your own sweep: a value of the runs against a knob, from the "
+                       "runs a config trained")
+    s.add_argument("--results", default="results", help="the results directory (default: results)")
+    s.add_argument("--config", help="the config whose runs to plot (default: the last run's on --results)")
+    s.add_argument("--experiment", help="only this demo's rows (default: every row of the config)")
+    s.add_argument("--x", required=True, help="the knob on the x-axis (lr, G, kl_beta, ...)")
+    s.add_argument("--y", default="final_pass1", help="the value of each run (default: final_pass1)")
+    s.add_argument("--by", help="a line per value of this knob (method: each in its own colour)")
+    s.add_argument("--panel", help="a panel per value of this knob")
+    s.add_argument("--out", required=True, help="write <out>.png and <out>.pdf")
+    s.set_defaults(fn=cmd_plot)
 
     s = sub.add_parser("claims", help="print every demo's claims computed from a results directory")
     s.add_argument("--results", default="results",

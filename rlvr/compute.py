@@ -96,11 +96,22 @@ def read_results(directory):
 def load_policies(results="results", config=None, experiment=None):
     """The final logits of every policy a config trained, as one DataFrame: a row per (training
     row, seed, prompt) with the row's identifying columns, `seed`, `prompt` and logit_0 ..
-    logit_{M-1}. Only the files of the rows and seeds that config names, not every file under
+    logit_{M-1} (load_rows' "logits")."""
+    return load_rows(results, config, experiment, "logits")
+
+
+def load_rows(results="results", config=None, experiment=None, kind="run"):
+    """What the training jobs of a config wrote, as one DataFrame: kind "run" (a row per seed: its
+    final pass@1 per level, zero-signal share, ...), "curve", "passk", "klgrad" or "logits" (the
+    final policies). Only the files of the rows and seeds that config names, not every file under
     results/ (which may hold other configs' rows). config: a YAML file merged over
     config/config.yaml, or a validated config; default: the config of the last run on results/
     (results/configs/latest), else the default config. experiment: that demo's rows only.
     FileNotFoundError naming the files not trained yet."""
+    from .specs import JOB_FILES
+
+    if kind not in JOB_FILES:
+        raise ValueError(f"kind {kind!r}; the kinds a training job writes: {', '.join(JOB_FILES)}")
     if config is None:
         latest = C.latest_config(results)
         config = Path(results, C.CONFIGS_DIR, latest) if latest else None
@@ -110,9 +121,9 @@ def load_policies(results="results", config=None, experiment=None):
         known = sorted({row.experiment for row in C.train_rows(cfg)})
         raise ValueError(f"the config trains no rows of experiment {experiment!r}; its experiments: "
                          f"{', '.join(known)}")
-    paths = [Path(results, f"{job.path}.logits.parquet") for job in C.train_jobs(rows, results)]
+    paths = [Path(results, f"{job.path}.{kind}.parquet") for job in C.train_jobs(rows, results)]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
-        raise FileNotFoundError(f"{len(missing)} of {len(paths)} training jobs' policies are not under "
+        raise FileNotFoundError(f"{len(missing)} of {len(paths)} training jobs' files are not under "
                                 f"{results}/, e.g. {missing[0]}: run snakemake with that config first")
     return io.read_concat(paths).to_pandas()
