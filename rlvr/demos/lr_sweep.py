@@ -30,11 +30,13 @@ TEXT = {
         "title": "Demo {number}: final pass@1 against the learning rate ({pps} prompts x {G} answers, {steps} steps; mean ± s.e. over {n} seeds)",  # noqa: E501
         "lr": "lr",
         "best": "best lr",
+        "edge": "* the grid's largest or smallest lr: the sweep does not bracket that optimum",
     },
     "zh": {
         "title": "演示 {number}：训练后 pass@1 与学习率（每步 {pps} 道题 × {G} 个回答，{steps} 步；{n} 个种子的平均 ± 标准误）",  # noqa: E501
         "lr": "学习率",
         "best": "最佳学习率",
+        "edge": "* 网格中最大或最小的学习率：扫描没有包住这个最优值",
     },
 }
 
@@ -46,6 +48,11 @@ def lr_sweep_summary(runs):
         mean="mean", se=A.se, n="count").reset_index()
 
 
+def at_edge(lr, summary):
+    """Whether a best lr is the sweep's largest or smallest: an optimum the grid does not bracket."""
+    return lr in (summary["lr"].min(), summary["lr"].max())
+
+
 def table(frames, L):
     runs = frames["runs"]
     summary = lr_sweep_summary(runs)
@@ -55,12 +62,14 @@ def table(frames, L):
     cell = {(r.method, r.lr): f"{r.mean:.3f} ± {r.se:.3f}" for r in summary.itertuples()}
     rows = [[f"{lr:g}"] + [cell.get((m, lr), "") for m in methods] for lr in sorted(summary["lr"].unique())]
     best = summary.loc[summary.groupby("method", sort=False)["mean"].idxmax()].set_index("method")
-    rows.append([L["best"]] + [f"{best.loc[m, 'lr']:g}: {best.loc[m, 'mean']:.3f} ± {best.loc[m, 'se']:.3f}"
-                                     for m in methods])
+    edge = {m: "*" if at_edge(best.loc[m, "lr"], summary) else "" for m in methods}
+    rows.append([L["best"]] + [f"{best.loc[m, 'lr']:g}{edge[m]}: {best.loc[m, 'mean']:.3f} ± "
+                               f"{best.loc[m, 'se']:.3f}" for m in methods])
     r0 = runs[runs["experiment"] == "lr_sweep"].iloc[0]
     return (L["title"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
                                                 steps=int(r0["steps"]), n=int(summary["n"].min())),
-            [("", [L["lr"]] + [R.method_name(L, m) for m in methods], rows)], [])
+            [("", [L["lr"]] + [R.method_name(L, m) for m in methods], rows)],
+            [L["edge"]] if any(edge.values()) and summary["lr"].nunique() > 1 else [])
 
 
 def claims(frames):
@@ -81,6 +90,11 @@ def claims(frames):
     if apart:
         text += (f"; against {style.label(top['method'])}'s best (paired by seed): " + ", ".join(
             f"{style.label(m)} {K.signed(d, 4)}" for m, _, d in apart))
+    edges = [style.label(r.method) for r in best.itertuples() if at_edge(r.lr, summary)]
+    if edges and summary["lr"].nunique() > 1:
+        every = "every estimator's" if len(edges) == len(best) else ", ".join(edges) + ":"
+        text += (f"; {every} best lr is the grid's largest or smallest, so the sweep does not bracket "
+                 "an optimum there")
     return [K.Claim("best_lr", text + f" ({int(summary['n'].min())} seeds)", tuple(d for _, _, d in apart))]
 
 
@@ -104,16 +118,17 @@ def lr_sweep(runs):
         sub = summary[summary["method"] == m].set_index("lr")
         sub["ci"] = 1.96 * sub["se"]
         F.line(ax, sub.index, sub, m, marker="o", ms=2.5)
-        best = sub["mean"].idxmax()
-        ax.plot(best, sub.loc[best, "mean"], marker="*", ms=9, ls="none", clip_on=False, **F.tag(m))
+        best = sub["mean"].idxmax()  # hollow at the grid's edge: an optimum the sweep does not bracket
+        ax.plot(best, sub.loc[best, "mean"], marker="*", ms=9, ls="none", clip_on=False, **F.tag(m),
+                fillstyle="none" if at_edge(best, summary) else "full")
         ax.set_title(style.label(m))
         F.log_ticks(ax, summary["lr"])
     for ax in axes.flat[len(methods):]:
         ax.set_visible(False)
     fig.supxlabel("learning rate", fontsize="medium")
     fig.supylabel("final exact pass@1, all prompts", fontsize="medium")
-    fig.suptitle("Final pass@1 against the learning rate (95% band; ★ best lr; grey: the other estimators)",
-                 fontsize="medium")
+    fig.suptitle("Final pass@1 against the learning rate (95% band; ★ best lr, ☆ at the grid's edge; grey: "
+                 "the other estimators)", fontsize="medium")
     return fig
 
 
