@@ -335,6 +335,9 @@ def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
     names = {p.name for p in (tmp_path / "results" / "tables").iterdir()}
     names |= {p.name for p in (tmp_path / "results" / "figures").iterdir()}
     assert not [n for n in names if n.startswith(("demo5", "demo7", "dynamic_sampling", "lr_sweep"))], names
+    sums = {p.name for p in (tmp_path / "results" / "checksums").iterdir()}
+    assert "render_training.sha256" in sums
+    assert not {"render_lr_sweep.sha256", "render_dynamic_sampling.sha256"} & sums  # their checksums too
     runs = pq.read_table(tmp_path / "results" / "runs.parquet").column("experiment").to_pylist()
     assert set(runs) == {row.experiment for row in C.train_rows(C.load_config(off))}
     assert set(runs).isdisjoint({"lr_sweep", "dynamic"})

@@ -16,6 +16,7 @@ from rlvr import config as C
 from rlvr import codeversion
 from rlvr.demos import DEMOS
 from rlvr.render import TABLE_FORMATS
+from rlvr.report import CLAIMS  # a demo's section of claims.md, beside its tables
 
 
 def compare_params_without_pandas():
@@ -169,9 +170,6 @@ def row_code(wildcards):
 # claims and its figures (rlvr/report.py's write_demo); a small job joins the demos' text tables
 # into tables/all.txt and their claims into claims.md
 ASKED = C.asked(config)
-CLAIMS = (
-    ".claims.md"  # a demo's section of claims.md, beside its tables (rlvr/report.py)
-)
 
 
 def table_path(demo, suffix):
@@ -253,17 +251,6 @@ def frame_arguments(inputs):
     )
 
 
-# the tables and figures of the demos this config does not ask for: the assembly job deletes
-# any left from before
-DROPPED = [
-    path
-    for demo in DEMOS
-    if demo not in ASKED
-    for path in [table_path(demo, suffix) for suffix in [*TABLE_FORMATS, CLAIMS]]
-    + [figure_path(name, fmt) for name in demo.figures for fmt in ("png", "pdf")]
-]
-
-
 def directory_of(kind):
     """A rendering job's param: the directory of its outputs under results/<kind>/, read off its
     outputs (a hardcoded prefix fails where jobs see another filesystem: Snakemake's lint).
@@ -279,6 +266,18 @@ def directory_of(kind):
 def checksums(job):
     """Where a rendering job lists the files it wrote and their hashes (rlvr/io.py)."""
     return f"{RESULTS}/checksums/{job}.sha256"
+
+
+# the tables, figures and checksum files of the demos this config does not ask for: the
+# assembly job deletes any left from before
+DROPPED = [
+    path
+    for demo in DEMOS
+    if demo not in ASKED
+    for path in [table_path(demo, suffix) for suffix in [*TABLE_FORMATS, CLAIMS]]
+    + [figure_path(name, fmt) for name in demo.figures for fmt in ("png", "pdf")]
+    + [checksums(f"render_{demo.name}")]
+]
 
 
 # the rendering jobs this config runs, and their checksum files
