@@ -20,13 +20,7 @@ import time
 from importlib import import_module
 
 from . import io, runlock
-
-FRAMES = tuple(io.RESULT_FILES)
-JOB_FRAMES = tuple(io.JOB_PARTS)  # the results a training job writes a part of
-
-
-def log(msg):
-    print(f"[rlvr {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+from .jobs import FRAMES, JOB_FRAMES, log  # every job runs rlvr/jobs/__init__.py anyway
 
 
 def run_stage(a):

@@ -1,7 +1,8 @@
 """The pipeline's jobs, one module a stage: `python -m rlvr <stage>` runs rlvr/jobs/<stage>.py's
 `run(a)` with the arguments rlvr/cli.py parsed. A job's code is its module's import closure
 (rlvr/codeversion.py): import at the top what the stage computes with. What every job shares:
-the identity of what it writes (rlvr/binding.py) and its log line.
+the identity of what it writes (rlvr/binding.py), its log line, the results' names. rlvr/cli.py
+takes its own log line and those names from here too: this module runs in every job anyway.
 """
 
 import os
@@ -9,6 +10,9 @@ import sys
 import time
 
 from .. import binding, io, runlock
+
+FRAMES = tuple(io.RESULT_FILES)  # the results a rendering job may read, each an argument
+JOB_FRAMES = tuple(io.JOB_PARTS)  # the results a training job writes a part of
 
 
 def log(msg):
