@@ -8,7 +8,7 @@ import torch
 from rlvr.metrics import pass_at_k
 from rlvr.net.base import train_base
 from rlvr.net.exact import candidate_probs, level_means, p_correct, pass_k, sequence_logprob
-from rlvr.net.model import Config, generator
+from rlvr.net.model import Config, forward, generator
 from rlvr.net.sample import sample_answers
 from rlvr.net.tokens import candidate_index, make_token_task
 from rlvr.task import make_task
@@ -19,8 +19,8 @@ MICRO = Config(n_layer=1, d_model=16, n_head=2)
 
 @pytest.fixture(scope="module")
 def micro():
-    """A micro model after 100 SFT steps on 8 prompts of P(correct) ≈ 0.3–0.9: P(correct) 0.1–0.6
-    and 20–80 % of its mass off the candidates, so both are measured well by sampling."""
+    """A micro model after 100 SFT steps on 8 prompts of P(correct) ≈ 0.3–0.9: its P(correct) is
+    0.12–0.63 and 36–80 % of its mass is off the candidates, so both are measured well by sampling."""
     ttask = make_token_task(make_task(P=8, level_logodds=(-1.0, 0.0, 1.0, 2.0)), seed=0)
     params, _ = train_base(MICRO, ttask, [(0, 0)], steps=100, batch=64, lr=1e-2, warmup=10)
     return ttask, params
@@ -47,12 +47,13 @@ def test_the_log_prob_of_a_string_is_its_tokens_log_probs(micro):
     answers = np.array([[[0, 12, 13], [1, 1, 12]]])  # "0$" and "11$" for prompt 0: [1, 2, 3]
     lp = sequence_logprob(params, MICRO, ttask["prompt"][:1], answers, [[2, 3]])[0, 0].detach().numpy()
     tokens = [0, 12], [1, 1, 12]
-    from rlvr.net.model import forward
-
     for s, toks in enumerate(tokens):
         seq = torch.tensor([[list(ttask["prompt"][0]) + toks[:-1]]])
         logp = forward(params, MICRO, seq)[0, 0, 5:].double()  # the answer's positions
         assert lp[s] == pytest.approx(sum(logp[t, tok].item() for t, tok in enumerate(toks)), abs=1e-6)
+    whole = sequence_logprob(params, MICRO, ttask["prompt"], ttask["answers"], ttask["answer_len"])
+    chunked = sequence_logprob(params, MICRO, ttask["prompt"], ttask["answers"], ttask["answer_len"], chunk=5)
+    assert whole.shape == (1, 8, 16) and torch.allclose(whole, chunked, rtol=0, atol=1e-6)
 
 
 def test_pass_at_k_is_the_toys_formula_on_exact_p(micro):

@@ -1,6 +1,7 @@
 """The toy's task as token strings (rlvr/net/tokens.py): prompts, candidates, rewards."""
 
 import numpy as np
+import pytest
 
 from rlvr.net.tokens import (
     ANSWER_LEN,
@@ -45,6 +46,8 @@ def test_the_strings_are_deterministic_and_follow_the_seed():
     np.testing.assert_array_equal(one["answers"], two["answers"])
     np.testing.assert_array_equal(one["prompt"], two["prompt"])
     assert (one["prompt"] != other["prompt"]).any()
+    with pytest.raises(ValueError, match="10,000 distinct prompts"):
+        make_token_task({"P": 10_004, "M": 16, "level": None, "logits": None})
 
 
 def test_a_sampled_string_is_rewarded_iff_it_is_the_sum_then_eos():
