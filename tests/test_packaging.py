@@ -6,6 +6,9 @@ import tomllib
 import yaml
 from conftest import REPO
 
+# pip's name -> conda-forge's, where they differ
+CONDA_NAMES = {"torch": "pytorch"}
+
 
 def _name(requirement):
     return re.split(r"[<>=!~\[ ;]", requirement.strip(), maxsplit=1)[0].lower()
@@ -13,7 +16,8 @@ def _name(requirement):
 
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    wanted = {_name(r): r for r in project["dependencies"] + project["optional-dependencies"]["test"]}
+    wanted = {CONDA_NAMES.get(_name(r), _name(r)): r
+              for r in project["dependencies"] + project["optional-dependencies"]["test"]}
     env = yaml.safe_load((REPO / "environment.yml").read_text())
     conda, pip = {}, []
     for dep in env["dependencies"]:

@@ -1,0 +1,64 @@
+"""The base policy: the network taught the toy's reference policy π_ref by supervised learning.
+
+Each step, each model draws its own batch of (prompt, answer) pairs — prompt uniform over the
+task's P, answer j from π_ref(· | prompt) = softmax(toy logits) over the M candidates — and takes
+one Adam step on the mean over the batch of −log π_θ(answer string | prompt) (the string's tokens
+and its EOS). The minimiser of the expected loss is π_θ = π_ref on the candidates, so the base's
+P(correct) per prompt approaches the toy's, and the mass it puts off the candidates shrinks.
+The learning rate warms up linearly, then decays along a cosine to `lr_min_ratio`·lr, which
+averages out the sampling noise of the last steps.
+
+Model e's init is drawn from generator(key) and its data from generator((*key, DATA_STREAM)), so
+with one thread two runs give bit-identical parameters, and a model's parameters do not depend
+on what it is packed with.
+"""
+
+import math
+
+import numpy as np
+import torch
+
+from ..policy import softmax
+from .model import answer_logprob, generator, init_params
+
+DATA_STREAM = 1
+
+
+def _draw(ttask, cdf, batch, g):
+    """batch (prompt, candidate) pairs from generator g: prompts [batch], candidates [batch]."""
+    prompts = torch.randint(ttask["P"], (batch,), generator=g)
+    u = torch.rand((batch, 1), generator=g, dtype=torch.float64)
+    return prompts, (cdf[prompts] <= u).sum(dim=-1).clamp_(max=cdf.shape[1] - 1)
+
+
+def train_base(cfg, ttask, keys, steps=1500, batch=512, lr=3e-3, warmup=50, lr_min_ratio=0.1,
+               log_every=0):
+    """Train len(keys) models packed; returns (params {name: [E, ...]}, losses [steps, E] numpy).
+
+    ttask: rlvr.net.tokens.make_token_task's mapping (its "logits" are π_ref's); keys: one tuple of
+    ints per model. log_every > 0 prints the mean loss every that many steps.
+    """
+    params = {k: v.requires_grad_() for k, v in init_params(cfg, keys).items()}
+    gens = [generator((*key, DATA_STREAM)) for key in keys]
+    cdf = torch.from_numpy(np.cumsum(softmax(np.asarray(ttask["logits"], float)), axis=1))  # [P, M]
+    prompt_tok, answer_tok = torch.from_numpy(ttask["prompt"]), torch.from_numpy(ttask["answers"])
+    answer_len = torch.from_numpy(ttask["answer_len"])
+    opt = torch.optim.Adam(params.values(), lr=lr)
+    losses = np.zeros((steps, len(keys)))
+    for step in range(steps):
+        ramp = min(1.0, (step + 1) / warmup) if warmup else 1.0
+        cosine = 0.5 * (1 + math.cos(math.pi * step / steps))
+        for group in opt.param_groups:
+            group["lr"] = lr * ramp * (lr_min_ratio + (1 - lr_min_ratio) * cosine)
+        drawn = [_draw(ttask, cdf, batch, g) for g in gens]
+        p = torch.stack([d[0] for d in drawn])  # [E, batch]
+        j = torch.stack([d[1] for d in drawn])
+        logp = answer_logprob(params, cfg, prompt_tok[p], answer_tok[p, j], answer_len[p, j])  # [E, batch]
+        loss = -logp.mean(dim=1)  # [E]: each model's own loss; their sum leaves each gradient its own
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        opt.step()
+        losses[step] = loss.detach().numpy()
+        if log_every and (step + 1) % log_every == 0:
+            print(f"step {step + 1}: loss {losses[step].mean():.4f}", flush=True)
+    return {k: v.detach() for k, v in params.items()}, losses
