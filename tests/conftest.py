@@ -14,7 +14,15 @@ LONGEST_FIRST = ("test_observations.py", "test_pipeline.py", "test_reliability.p
                  "test_any_config.py")
 
 
+# the session fixtures that run a pipeline or the default config: a test using one is slow
+# (`python -m pytest -m "not slow"`, the inner loop, leaves it out; so does a test marked slow)
+SLOW_FIXTURES = {"default_results", "tiny_run", "tiny_in_process"}
+
+
 def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's order is kept
 

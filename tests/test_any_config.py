@@ -11,6 +11,7 @@ import os
 import re
 from io import BytesIO
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,8 @@ from rlvr.demos import DEMOS
 from rlvr.estimators import ESTIMATORS
 from rlvr.knobs import expand_rows
 from rlvr.report import draw_figure, every_claim, render_text, write_demo
+
+pytestmark = pytest.mark.slow  # every test here runs the pipeline or trains many configs
 
 METHODS = sorted(ESTIMATORS)
 EXACT = [m for m in METHODS if "logp" not in ESTIMATORS[m].needs]  # what demo 2's exact moments cover

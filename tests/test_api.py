@@ -60,6 +60,7 @@ def test_restored_script_is_the_lecture():
     assert " ".join(restored.split()) == " ".join(lecture.split())
 
 
+@pytest.mark.slow
 def test_lecture_script_runs_on_rlvr():
     out = run([PYTHON, str(REPO / "examples" / "lecture_01_grpo.py")]).stdout
     for title in ("演示 1", "演示 2", "演示 3", "演示 4"):

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 
+import pytest
 import yaml
 from conftest import PYTHON, REPO, same_table
 from test_pipeline import TINY, snakemake, snapshot
@@ -86,6 +87,7 @@ def rlvr(*args, cwd):
                           env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
+@pytest.mark.slow
 def test_foreign_files_are_set_aside_and_made_again_with_this_configs_numbers(tmp_path):
     """The issue's cases, each of which reached the tables silently: (1) a training job's files
     trained on another task (same name, spec and code) and another project's aggregate, copied

@@ -35,6 +35,7 @@ def test_a_crossing_k_shows_its_standard_error():
     assert K.number(K.over_seeds([200, 222, 240]), 0) == "221 ± 12"  # a large s.e. keeps 0 decimals
 
 
+@pytest.mark.slow
 def test_the_cli_rewrites_a_stale_quote_and_check_refuses_it(tiny_run, tmp_path):
     results = tiny_run / "results"
     made = report.by_key(read_results(results))

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 
 import numpy as np
+import pytest
 import yaml
 from conftest import PYTHON, REPO
 
@@ -88,6 +89,7 @@ def test_a_run_records_its_config_and_clean_keeps_what_it_names(tmp_path, tiny_i
     assert gone == ["logs/runs/training/grpo/lr9.0_off0.0_G4_n4_s20_dyn0_seeds0-1.log", f"results/{stray[0]}"]
 
 
+@pytest.mark.slow
 def test_clean_with_config_asks_before_deleting_a_recorded_configs_files(tmp_path):
     """--config keeps only the configs given: it says how many files of recorded configs would go,
     refuses without a terminal unless --yes (deleting nothing), and with --yes deletes them and the
@@ -121,6 +123,7 @@ def test_clean_with_config_asks_before_deleting_a_recorded_configs_files(tmp_pat
     assert (results / "runs").is_dir() and (results / "configs").is_dir()
 
 
+@pytest.mark.slow
 def test_clean_deletes_an_aggregate_that_holds_rows_of_what_it_deleted(tmp_path):
     """Snakemake checks a per-job file only when a job reading it runs: with runs.parquet standing,
     a run of the config whose files were deleted said "Nothing to be done". An aggregate holding a

@@ -37,6 +37,7 @@ def versions():
             for stage in STAGES}
 
 
+@pytest.mark.slow
 def test_an_edit_of_each_module_replans_exactly_the_stages_that_import_it(package):
     """For every module of rlvr/: a statement appended to it changes the code version of the
     stages whose closure holds it and of no other; a comment or a docstring changes none."""

@@ -63,6 +63,7 @@ def drawn(results):
     return {name: draw_figure(name, results) for name in figures()}  # not pyplot's: freed with the dict
 
 
+@pytest.mark.slow
 def test_each_method_has_one_colour_in_every_figure(drawn):
     seen = {}
     for name, fig in drawn.items():
@@ -108,6 +109,7 @@ def test_a_users_estimator_gets_its_label_and_a_colour_of_its_own():
     assert "other" in FAMILIES
 
 
+@pytest.mark.slow
 def test_every_figure_is_written_as_png_and_pdf(results, tmp_path):
     names = ["passk_by_level", "lr_sweep"]
     paths = write_figures(results, tmp_path, names)

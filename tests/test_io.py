@@ -93,6 +93,7 @@ def test_compute_jobs_import_neither_pandas_nor_matplotlib_nor_snakemake(tmp_pat
     assert "HEAVY []" in out
 
 
+@pytest.mark.slow
 def test_a_flipped_bit_anywhere_is_refused_or_changes_nothing_read(tmp_path):
     """Bits 0, 3 and 6 of every byte of a small file flipped in turn: the read either refuses the file,
     naming it (a page checksum, the content hash, or an unreadable footer), or returns the same table;
@@ -267,6 +268,7 @@ def _task_spec():
     return dict(C.validate_config({})["task"], P=8, M=4)
 
 
+@pytest.mark.slow
 def test_a_spec_beyond_the_argument_limit_reaches_its_job_on_stdin(tmp_path):
     """Issue 23: ~24,000 seeds made the train command fail with 'Argument list too long' (one
     argument is limited to 128 KiB); the rules now pass specs on stdin."""

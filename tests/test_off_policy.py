@@ -126,6 +126,7 @@ def test_rewards_that_ignore_the_answer_move_no_logit_in_expectation_with_one_up
     assert np.abs(clipped).max() > 1e-3
 
 
+@pytest.mark.slow
 def test_random_reward_training_follows_the_exact_expectation():
     """One batch of μ = 4 clipped GRPO updates on random ½ rewards: the mean logit change over
     4000 seeds is random_reward_logit_change's, prompt by prompt."""

@@ -20,6 +20,8 @@ from rlvr.demos import DEMOS
 from rlvr.task import read_task
 from rlvr.training import row_columns
 
+pytestmark = pytest.mark.slow  # every test here runs the pipeline or trains many configs
+
 TINY = REPO / "config" / "test.yaml"
 CONTRACT = {
     "reference_passk.parquet": ["level", "n_prompts", "k", "pass_at_k"],

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO
 
 GUIDE = (REPO / "GUIDE.md").read_text()
@@ -92,6 +93,7 @@ FIGURES = {{"my_demo": (lambda f: my_demo(f["runs"]), ("runs",))}}
 '''
 
 
+@pytest.mark.slow
 def test_guides_recipes_add_a_demo_and_a_knob_touching_only_the_files_they_name(tmp_path):
     from rlvr.demos import DEMOS
 

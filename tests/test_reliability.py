@@ -21,6 +21,8 @@ from rlvr import io
 from rlvr.demos import DEMOS
 from rlvr.knobs import KNOBS
 
+pytestmark = pytest.mark.slow  # every test here runs the pipeline or trains many configs
+
 SNAKEMAKE = [PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-c2"]
 
 

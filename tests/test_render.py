@@ -76,6 +76,7 @@ class Reads(dict):
         return super().__contains__(key)
 
 
+@pytest.mark.slow
 def test_each_demo_declares_every_result_it_reads(tiny_in_process, tmp_path):
     """A demo's rendering job is given only the results its module's FRAMES names (so that a
     change elsewhere renders other demos alone): whatever its table, claims and figures look up

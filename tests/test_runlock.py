@@ -170,6 +170,7 @@ def listening_sockets(session):
     return listening
 
 
+@pytest.mark.slow
 def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
     before = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
     cfg = yaml.safe_load(TINY.read_text())
@@ -210,6 +211,7 @@ def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
     assert after == before  # bytecode caches are ignored by git
 
 
+@pytest.mark.slow
 def test_a_job_orphaned_by_a_killed_snakemake_cannot_overwrite_a_later_run(tmp_path):
     """Issue 23: `kill -9` of snakemake alone leaves its jobs running; the next run starts at once.
     The orphan (config A: 64 seeds) must write nothing once run B (seed 0) has started."""

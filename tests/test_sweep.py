@@ -23,6 +23,7 @@ def test_a_sweep_is_the_mean_and_standard_error_over_seeds_of_the_configs_runs(t
             assert row["se"] == pytest.approx(seeds.std(ddof=1) / np.sqrt(len(seeds)), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_a_sweep_names_what_it_cannot_plot_before_drawing(tiny_run, tmp_path):
     runs = load_rows(tiny_run / "results", experiment="lr_sweep")
     with pytest.raises(ValueError, match="--x learning_rate: not a key of the runs; the keys: experiment"):
