@@ -1,7 +1,7 @@
 """Command line: one subcommand per pipeline stage, plus `all` to run everything in-process.
 
     python -m rlvr all --config my.yaml --results out/ --figures out/figures   # no Snakemake
-    python -m rlvr train --spec '{"experiment": "training", ...}' --task ... --run ...
+    python -m rlvr train --spec '{"experiment": "training", ...}' --task ... --results ...
 
 A pipeline stage's command parses its arguments here and runs rlvr/jobs/<stage>.py, which this
 module imports only for that stage: its import closure is the job's code (rlvr/codeversion.py),
@@ -101,6 +101,7 @@ def cmd_clean(a):
     from pathlib import Path
 
     from . import config as C
+    from . import packs
 
     results, logs = Path(a.results), Path(a.logs)
     recorded = C.recorded_configs(results)  # ConfigError names a recorded file it cannot read
@@ -116,11 +117,18 @@ def cmd_clean(a):
         keep |= named
         print(f"{name} keeps {len(named)} result files")
     stale = [p for p in files if p.relative_to(results).as_posix() not in keep]
-    logs_of = {}  # a training job's log is named by its job, without the kind of file
+    logs_of = {}  # a gradient-statistics job's log is named by its job; a training pack's by its pack
     for path in stale:
         name = path.relative_to(results).as_posix().removesuffix(".parquet")
-        logs_of.setdefault(logs / f"{name.rsplit('.', 1)[0] if name.startswith('runs/') else name}.log", None)
-    doomed = stale + [p for p in logs_of if p.exists()]
+        if not name.startswith("runs/"):
+            logs_of.setdefault(logs / f"{name}.log", None)
+    # a training pack none of whose jobs' files stay: its manifest and its log go too (rlvr/packs.py)
+    manifests = [results / packs.PACKS_DIR / f"{name}.json"
+                 for name, entries in packs.read_manifests(results).items()
+                 if not any(f"{path}.run.parquet" in keep for path, _, _ in entries)]
+    for manifest in manifests:
+        logs_of.setdefault(logs / "train" / f"{manifest.stem}.log", None)
+    doomed = stale + manifests + [p for p in logs_of if p.exists()]
     aggregates = _aggregates_holding(results, stale)
     if stale and not a.dry_run and (a.config or not recorded):
         _confirm(a, C, results, recorded, ran, stale)
@@ -132,7 +140,8 @@ def cmd_clean(a):
     if not a.dry_run:
         for root in (results, logs):
             _remove_emptied(root, [p.parent for p in doomed if p.is_relative_to(root)])
-    print(f"{len(stale)} result files, {len(doomed) - len(stale)} logs and {len(aggregates)} aggregates "
+    print(f"{len(stale)} result files, {len(manifests)} pack manifests, "
+          f"{len(doomed) - len(stale) - len(manifests)} logs and {len(aggregates)} aggregates "
           f"{'would be ' if a.dry_run else ''}deleted; {len(files) - len(stale)} result files kept")
 
 
@@ -282,8 +291,16 @@ def build_parser():
     job("reference", help="exact pass@k of the reference policy", inputs=("task",))
     job("exact", help="exact E[g]/grad J against p for some estimators")
     job("gradstats", help="Monte Carlo and exact gradient moments of one estimator", inputs=("task",))
-    job("train", help="train every seed of one training row", inputs=("task",),
-        outputs=("run", "curve", "passk", "klgrad", "logits"))
+    s = sub.add_parser("train", help="train training jobs (each a row's block of seeds) one after another")
+    s.add_argument("--spec", required=True, help="each job's spec as JSON, one a line (rlvr/specs.py); - "
+                   "reads them from stdin")
+    s.add_argument("--code", nargs="+", help="refuse to run unless each job's rlvr code has this hash "
+                   "(rlvr/codeversion.py), one a spec")
+    s.add_argument("--task", required=True, help="input: the task Parquet file")
+    s.add_argument("--results", required=True,
+                   help="output: write each job's files under this directory (<path>.<kind>.parquet)")
+    s.add_argument("--manifest", help="output: the pack's manifest, written last (rlvr/packs.py)")
+    s.set_defaults(fn=run_stage, compute=True)
 
     s = sub.add_parser("aggregate", help="concatenate per-job Parquet files")
     s.add_argument("--out", action="append", required=True, help="an output file (repeatable)")
@@ -346,16 +363,19 @@ def check_code(a):
     from . import codeversion
 
     codeversion.use_saved()  # what the run's start read off the modules: only those changed since are read
-    spec = json.loads(getattr(a, "spec", None) or "{}")
-    methods = tuple(spec.get("methods", [spec["method"]] if "method" in spec else []))
-    now = codeversion.code_version(a.command, methods)
-    if now != a.code:
-        raise ValueError(f"the rlvr code of this job changed since it was planned ({a.code} -> {now}); "
-                         "run snakemake again")
+    spec = getattr(a, "spec", None) or "{}"
+    specs = spec.splitlines() if a.command == "train" else [spec]
+    for text, code in zip(specs, a.code if isinstance(a.code, list) else [a.code]):
+        job = json.loads(text)
+        methods = tuple(job.get("methods", [job["method"]] if "method" in job else []))
+        now = codeversion.code_version(a.command, methods)
+        if now != code:
+            raise ValueError(f"the rlvr code of this job changed since it was planned ({code} -> {now}); "
+                             "run snakemake again")
 
 
 # the arguments naming what a command writes (or deletes); a pipeline stage's is --out
-WRITES = {"train": ("run", "curve", "passk", "klgrad", "logits"),
+WRITES = {"train": ("results", "manifest"),
           "render": ("tables", "figures", "checksums"), "assemble": ("all", "claims", "checksums", "drop"),
           "all": ("results", "figures"), "clean": ("results",), "config": (), "claims": ()}
 

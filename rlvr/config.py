@@ -174,7 +174,7 @@ def _allowed(error):
 
 
 MAX_VALUES = 1_000_000  # values in a config, YAML aliases (*name) expanded: refuses an alias bomb
-MAX_ROWS = 10_000  # training rows (one job each) a config may ask for
+MAX_ROWS = 10_000  # training rows (five files each, planned at every parse) a config may ask for
 INT_LIMIT = 2**63  # the results store integers as int64
 
 
@@ -317,7 +317,7 @@ def validate_config(config, edits=None):
     n_rows = {name: sum(math.prod(len(v) if isinstance(v, list) else 1 for v in row.values())
                         for row in cfg[name]["rows"]) for name in sections if name in ROW_EXPERIMENTS}
     if sum(n_rows.values()) > MAX_ROWS:
-        raise ConfigError(f"invalid config: {sum(n_rows.values()):,} training rows, one job each ("
+        raise ConfigError(f"invalid config: {sum(n_rows.values()):,} training rows, five files each ("
                           + ", ".join(f"{name} {n:,}" for name, n in n_rows.items() if n)
                           + f"); at most {MAX_ROWS:,}: sweep in several configs")
     available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
@@ -726,8 +726,9 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
     """Lines saying what a config asks for: per experiment, rows x seeds and jobs, so that a row
     a --configfile dropped is visible before anything runs. to_run: {experiment or
     "gradient_stats": the jobs that will run now} (None: not known); n_jobs: {experiment: its
-    training jobs} (None: one a row). A row list shorter than the default config's is pointed
-    out: a --configfile list replaces the default's, never extends it."""
+    training jobs, each a pack of rows trained one after another: rlvr/packs.py} (None: one a
+    row). A row list shorter than the default config's is pointed out: a --configfile list
+    replaces the default's, never extends it."""
     base = {}
     if default and Path(default).is_file():
         for r in train_rows(validate_config(read_yaml(default))):
@@ -750,9 +751,7 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
         seeds = {len(r.seeds) for r in rows}
         seeds = f"{seeds.pop():2d} seeds" if len(seeds) == 1 else "   seeds"
         total = (n_jobs or {}).get(name, len(rows))
-        blocks = " (a row's seeds in blocks: one job each)" if total != len(rows) else ""
-        lines.append(f"{name:<{w}} {len(rows):3d} rows x {seeds} = {runs:4d} runs  "
-                     f"{jobs(name, total)}{blocks}")
+        lines.append(f"{name:<{w}} {len(rows):3d} rows x {seeds} = {runs:4d} runs  {jobs(name, total)}")
         if len(rows) < base.get(name, 0):
             lines.append(f"{'':{w + 1}}note: {Path(default).name} has {base[name]} rows here: a list in "
                          "--configfile replaces the default list, it does not extend it")

@@ -33,6 +33,7 @@ DRY_RUN_CHATTER = ("Reasons:", "Some jobs were triggered by provenance", "Rules 
 DRY_RUN_MORE = "rlvr: each job and why it would run: snakemake -n --workflow-profile none"
 NOTHING_TO_BE_DONE = "Nothing to be done"
 WIDTH = 100  # of the lines of a dry run's job stats
+TRAIN = "train"  # the training packs' rules are train_<pack> (rlvr/packs.py)
 
 
 @dataclass
@@ -44,10 +45,13 @@ def job_stats(stats):
     """Snakemake's "Job stats" table ({rule: jobs, ..., "total": jobs}) on a few lines, a rule
     never apart from its count: "Job stats (216 jobs): task 1, train 182, ..." """
     total = stats.get("total", sum(stats.values()))
-    lines, line = [], f"Job stats ({total} jobs):"
+    folded = {}  # the training packs' rules, train_<pack>, as one: "train"
     for rule, count in stats.items():
-        if rule == "total":
-            continue
+        if rule != "total":
+            key = TRAIN if rule.startswith(f"{TRAIN}_") else rule
+            folded[key] = folded.get(key, 0) + count
+    lines, line = [], f"Job stats ({total} jobs):"
+    for rule, count in folded.items():
         item = f" {rule} {count},"
         if len(line) + len(item) > WIDTH:
             lines.append(line)
@@ -57,10 +61,11 @@ def job_stats(stats):
 
 
 def job_name(rule, wildcards):
-    """What a running job is, in a few words: its rule, and for a training job its demo and
-    estimator (the row's wildcard runs/<experiment>/<method>/...)."""
-    row = (wildcards or {}).get("row", "")
-    return f"{rule} {'/'.join(row.split('/')[1:3])}" if row.startswith("runs/") else rule
+    """What a running job is, in a few words: its rule, and for a training pack (rule
+    train_<experiment>_<hash>, rlvr/packs.py) "train" and its demo."""
+    if rule.startswith(f"{TRAIN}_"):
+        return f"{TRAIN} {rule[len(TRAIN) + 1:].rsplit('_', 1)[0]}"
+    return rule
 
 
 class LogHandler(LogHandlerBase):

@@ -124,10 +124,8 @@ def test_foreign_files_are_set_aside_and_made_again_with_this_configs_numbers(tm
     # (1) merged results
     (row,) = [job for job in C.train_jobs(C.train_rows(C.load_config(config)), results)
               if job.experiment == "training"]
-    outs = [arg for kind in ("run", "curve", "passk", "klgrad", "logits")
-            for arg in (f"--{kind}", str(results / f"{row.path}.{kind}.parquet"))]
     trained = rlvr("train", "--spec", to_json(row), "--code", code_version("train", row.methods),
-                   "--task", str(elsewhere / "r" / "task.parquet"), *outs, cwd=elsewhere)
+                   "--task", str(elsewhere / "r" / "task.parquet"), "--results", str(results), cwd=elsewhere)
     assert trained.returncode == 0, trained.stderr
     (results / "curves.parquet").write_bytes((elsewhere / "r" / "curves.parquet").read_bytes())
     run_again(replaced=6, kept=6)  # the row's five files and the aggregate

@@ -2,6 +2,7 @@
 names unless told otherwise, asks before deleting it, and deletes the aggregates that hold rows
 of what it deleted, so that the next run makes them again."""
 
+import json
 import shutil
 import subprocess
 
@@ -12,6 +13,7 @@ from conftest import PYTHON, REPO
 
 from rlvr import config as C
 from rlvr import io, specs
+from rlvr.packs import PACKS_DIR, pack_name
 
 TINY = REPO / "config" / "test.yaml"
 
@@ -42,17 +44,32 @@ def files_of(config, results):
     return runs | {job.path for job in C.gradstat_jobs(cfg)}
 
 
-def log_of(name):
-    """The log of the job that wrote a per-job file (logs/ mirrors results/, one log a job)."""
-    name = name.removesuffix(".parquet")
-    return f"{name.rsplit('.', 1)[0] if name.startswith('runs/') else name}.log"
+def job_of(name):
+    """A training job's path, from the name of one of its files: <path>.<kind>.parquet."""
+    return name.removesuffix(".parquet").rsplit(".", 1)[0]
+
+
+def made_by(name):
+    """What wrote a per-job file, as paths under the project: a gradient-statistics job's log
+    (logs/ mirrors results/), or a training job's pack's manifest and log, as if each training
+    job were a pack of its own (rlvr/packs.py)."""
+    if not name.startswith("runs/"):
+        return [f"logs/{name.removesuffix('.parquet')}.log"]
+    job = job_of(name)
+    pack = pack_name(job.split("/")[1], [job])
+    return [f"results/{PACKS_DIR}/{pack}.json", f"logs/train/{pack}.log"]
 
 
 def plant(directory, names):
-    """Each per-job file (a stand-in: clean reads only names, and .run files' rows) and its log."""
+    """Each per-job file (a stand-in: clean reads only names, manifests' paths and .run files'
+    rows), and what made it (made_by)."""
     for name in names:
-        for path, text in ((directory / "results" / name, "a job's file"),
-                           (directory / "logs" / log_of(name), "")):
+        made = {path: "" for path in made_by(name)}
+        for path in made:
+            if path.endswith(".json"):
+                made[path] = json.dumps({"jobs": [[job_of(name), "", ""]]})
+        for path, text in ((directory / "results" / name, "a job's file"), *(
+                (directory / path, text) for path, text in made.items())):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
 
@@ -86,7 +103,7 @@ def test_a_run_records_its_config_and_clean_keeps_what_it_names(tmp_path, tiny_i
     assert f"yaml keeps {n_first} result files\n" in out, out
     assert f"config/config.yaml (the default) keeps {n_default} result files" in out, out
     gone = sorted(set(before) - set(everything(tmp_path)))
-    assert gone == ["logs/runs/training/grpo/lr9.0_off0.0_G4_n4_s20_dyn0_seeds0-1.log", f"results/{stray[0]}"]
+    assert gone == sorted([*made_by(stray[0]), f"results/{stray[0]}"])
 
 
 @pytest.mark.slow
@@ -111,14 +128,13 @@ def test_clean_with_config_asks_before_deleting_a_recorded_configs_files(tmp_pat
     assert everything(tmp_path) == before
 
     listed = clean(tmp_path, "--config", str(kept), "--dry-run").stdout
-    assert listed.count("would delete ") == len(only_dropped) + 1 and everything(tmp_path) == before
+    made = sorted({path for name in only_dropped for path in made_by(name)})  # its pack's manifest and log
+    assert listed.count("would delete ") == len(only_dropped) + len(made) and everything(tmp_path) == before
 
     out = clean(tmp_path, "--config", str(kept), "--yes").stdout
     after = everything(tmp_path)
     assert sorted(set(before) - set(after)) == sorted(
-        [f"results/{name}" for name in only_dropped]
-        + [f"logs/{log_of(name)}" for name in only_dropped if name.endswith(".run.parquet")]
-        + ["results/runs/training/rloo", "logs/runs/training/rloo"])
+        [f"results/{name}" for name in only_dropped] + made + ["results/runs/training/rloo"])
     assert "removed the empty directory results/runs/training/rloo" in out, out
     assert (results / "runs").is_dir() and (results / "configs").is_dir()
 
@@ -172,4 +188,5 @@ def test_after_clean_the_next_run_makes_again_what_it_deleted(tiny_run, tmp_path
     logits = sorted((tmp_path / "results" / "runs" / "lr_sweep").rglob("*.logits.parquet"))[0]
     logits.unlink()
     counts = job_counts(snakemake(tmp_path, "-n").stdout)
-    assert counts["train"] == 3 and counts["aggregate_training"] == 1, counts  # 2 of demo 3, 1 of the sweep
+    # demo 3's two rows in a new pack; the sweep's pack, one of whose files went
+    assert counts["train"] == 2 and counts["aggregate_training"] == 1, counts

@@ -257,7 +257,7 @@ def test_a_huge_grid_and_a_yaml_alias_bomb_are_refused_at_once():
     lists = {k: [v * (i + 1) for i in range(10)] for k, v in
              (("lr", 0.1), ("reward_offset", 0.1), ("kl_beta", 0.1), ("clip_high", 0.01), ("clip_low", 0.01),
               ("shared_lr", 0.1))}
-    with pytest.raises(ConfigError, match=r"invalid config: 1,000,\d{3} training rows, one job each "
+    with pytest.raises(ConfigError, match=r"invalid config: 1,000,\d{3} training rows, five files each "
                                           r"\(training "
                                           r"1,000,000, .*at most 10,000"):
         validate_config({"training": {"rows": [dict(ROW, epochs=1, **lists)]}})

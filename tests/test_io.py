@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr import io, runlock
-from rlvr.specs import JOB_FILES
 
 
 def test_write_is_atomic_and_leaves_no_temporary(tmp_path):
@@ -81,9 +80,7 @@ def test_compute_jobs_import_neither_pandas_nor_matplotlib_nor_snakemake(tmp_pat
         "import sys\n"
         "from rlvr.cli import main\n"
         f"assert main(['task', '--spec', {json.dumps(cfg['task'])!r}, '--out', {t!r}]) == 0\n"
-        f"assert main(['train', '--spec', {row!r}, '--task', {t!r}, '--run', {str(tmp_path / 'r.parquet')!r},"
-        f" '--curve', {str(tmp_path / 'c.parquet')!r}, '--passk', {str(tmp_path / 'k.parquet')!r},"
-        f" '--klgrad', {str(tmp_path / 'kl.parquet')!r}, '--logits', {str(tmp_path / 'z.parquet')!r}]) == 0\n"
+        f"assert main(['train', '--spec', {row!r}, '--task', {t!r}, '--results', {str(tmp_path)!r}]) == 0\n"
         f"assert main(['gradstats', '--spec', {job!r}, '--task', {t!r},"
         f" '--out', {str(tmp_path / 'g.parquet')!r}]) == 0\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'matplotlib', 'snakemake'})\n"
@@ -285,10 +282,8 @@ def test_a_spec_beyond_the_argument_limit_reaches_its_job_on_stdin(tmp_path):
                    steps=1, max_rounds=0, seeds=seeds, value_lr=0.2, eval_every=1, k=(1,))
     spec = to_json(row)
     assert len(spec) > 128 * 1024
-    outputs = [x for kind in JOB_FILES
-               for x in (f"--{kind}", str(tmp_path / f"{row.path}.{kind}.parquet"))]
-    subprocess.run([PYTHON, "-m", "rlvr", "train", "--spec", "-", "--task", str(task), *outputs],
-                   input=spec, text=True, check=True, capture_output=True)
+    subprocess.run([PYTHON, "-m", "rlvr", "train", "--spec", "-", "--task", str(task),
+                    "--results", str(tmp_path)], input=spec, text=True, check=True, capture_output=True)
     assert io.read_table(tmp_path / f"{row.path}.run.parquet")["seed"].tolist() == list(seeds)
 
 

@@ -256,9 +256,8 @@ def test_a_diverging_run_stops_with_an_error_that_says_where_and_what_to_lower(t
            "minority": {"levels": ["very_hard"], "share": 0.5, "wrong_share": 0.5}}
     io.write_table(tmp_path / "task.parquet", task_columns(cfg))
     row = TrainRow("training", "none", 50.0, 0.0, 4, 4, 5, 0, (0, 1), 0.2, 5, (1,), **obj._asdict())
-    outs = [x for name in ("run", "curve", "passk", "klgrad", "logits")
-            for x in (f"--{name}", str(tmp_path / f"{name}.parquet"))]
     proc = subprocess.run([sys.executable, "-m", "rlvr", "train", "--spec", to_json(row), "--task",
-                           str(tmp_path / "task.parquet"), *outs], capture_output=True, text=True)
+                           str(tmp_path / "task.parquet"), "--results", str(tmp_path)], capture_output=True,
+                          text=True)
     assert proc.returncode == 2 and "training diverged at step 1" in proc.stderr, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["task.parquet"]

@@ -72,9 +72,12 @@ def job_counts(dry_run_output):
         counts = {rule: int(count) for rule, count in pairs if count.isdigit()}
         assert len(counts) == len(pairs), lines
         return counts
-    table = stats.split("\n\n")[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)
-            if m.group(1) != "total"}
+    table, counts = stats.split("\n\n")[0], {}
+    for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M):
+        if m.group(1) != "total":  # a training pack's rule, train_<pack>, counts as "train" (as rlvr's does)
+            rule = "train" if m.group(1).startswith("train_") else m.group(1)
+            counts[rule] = counts.get(rule, 0) + int(m.group(2))
+    return counts
 
 
 def snapshot(directory):
@@ -105,7 +108,7 @@ def test_the_terminal_shows_the_config_summary_and_progress_not_every_job(tiny_r
     lines = (tiny_run / "logs" / "terminal.txt").read_text().splitlines()
     text = "\n".join(lines)
     assert "rlvr: this config asks for" in text
-    assert "training               2 rows x  2 seeds =    4 runs  2 of 2 jobs to run" in text, text
+    assert "training               2 rows x  2 seeds =    4 runs  1 of 1 jobs to run" in text, text  # a pack
     assert re.search(r"\] (\d+) of \1 jobs done", text), text  # the last job's line is always shown
     assert "Select jobs to execute" not in text and "localrule" not in text
     # a line per job would grow with the jobs; the summary grows with the experiments (a line each,
@@ -145,12 +148,11 @@ def test_the_progress_line_names_the_running_jobs_and_a_quiet_terminal_hears_fro
 
     record(LogEvent.JOB_INFO, jobid=1, rule_name="render_clipping", wildcards={})
     now[0] = 110.0
-    record(LogEvent.JOB_INFO, jobid=2, rule_name="train",
-           wildcards={"row": "runs/clipping/grpo/lr2.0_seeds0-19"})
+    record(LogEvent.JOB_INFO, jobid=2, rule_name="train_clipping_3fa2c1d0e9", wildcards={})  # a pack
     now[0] = 112.0
     record(LogEvent.PROGRESS, done=3, total=10)
     assert out.getvalue().splitlines()[-1].endswith(
-        "] 3 of 10 jobs done; running: render_clipping (12 s), train clipping/grpo (2 s)"), out.getvalue()
+        "] 3 of 10 jobs done; running: render_clipping (12 s), train clipping (2 s)"), out.getvalue()
     record(LogEvent.JOB_FINISHED, job_id=1)
     now[0] = 113.0
     record(LogEvent.PROGRESS, done=4, total=10)  # within PROGRESS_EVERY of the last line: not shown
@@ -161,7 +163,7 @@ def test_the_progress_line_names_the_running_jobs_and_a_quiet_terminal_hears_fro
     now[0] = 112.0 + plugin.QUIET_FOR
     handler.beat_once()
     last = out.getvalue().splitlines()[-1]
-    assert last.endswith("] 4 of 10 jobs done; running: train clipping/grpo (32 s)"), last
+    assert last.endswith("] 4 of 10 jobs done; running: train clipping (32 s)"), last
 
 
 def test_no_temporary_files_are_left(tiny_run):
@@ -188,7 +190,7 @@ def test_how_snakemake_is_started_is_not_a_change(tiny_run):
     out = run([str(console), "-s", str(REPO / "Snakefile"), "--configfile", str(TINY),
                "--directory", str(tiny_run), "-n"])
     assert "Nothing to be done" in out.stdout + out.stderr
-    summary = "  training               2 rows x  2 seeds =    4 runs  0 of 2 jobs to run"
+    summary = "  training               2 rows x  2 seeds =    4 runs  0 of 1 jobs to run"
     assert summary in out.stdout
 
 
@@ -219,6 +221,15 @@ def test_a_demo_without_its_results_is_refused_before_drawing(tiny_run, tmp_path
 # 3's rows (3 and 6), no other, and the job that joins the demos' tables and claims
 TRAINING_TAIL = {"aggregate_training": 1, "aggregate_passk": 1, "render_training": 1,
                  "render_passk_after_training": 1, "assemble": 1, "all": 1}
+def tiny_packs():
+    """The training packs of the tiny config in a project that has none (rlvr/packs.py)."""
+    from rlvr.packs import plan_packs
+
+    cfg = C.load_config(TINY)
+    rows = C.train_rows(cfg)
+    return plan_packs(rows, C.train_jobs(rows), lambda job: "", cfg["task"]["P"], cfg["task"]["M"])
+
+
 # every rendering job of the tiny config (one per demo), and those that read training rows
 RENDER_JOBS = {f"render_{demo.name}" for demo in DEMOS}
 TRAINED_RENDER_JOBS = RENDER_JOBS - {"render_reference", "render_gradients"}
@@ -249,17 +260,18 @@ def test_one_row_changed_or_added_by_a_second_configfile_reruns_that_row_alone(t
     assert len(lines) < 40, proc.stdout
     out = proc.stdout
     assert "rlvr: this config asks for (a dry run: nothing runs, nothing is recorded)" in out, out
-    assert "\n  training               3 rows x  2 seeds =    6 runs  2 of 3 jobs to run\n" in out, out
+    # the two new rows train in one new pack (rlvr/packs.py); the pack of the rows left is kept
+    assert "\n  training               3 rows x  2 seeds =    6 runs  1 of 2 jobs to run\n" in out, out
     assert "\n  gradient_stats         4 cases of  2 methods           0 of 2 jobs to run\n" in out, out
-    assert "\n  8 jobs to run in all\n" in out, out
+    assert "\n  7 jobs to run in all (a training job: a pack of rows, one after another)\n" in out, out
     trained = [line.split("trains ")[1] for line in lines if line.startswith("  trains ")]
     assert [path.split("_off")[0] for path in trained] == ["results/runs/training/grpo/lr3.0",
                                                            "results/runs/training/rloo/lr2.0"], out
-    assert job_counts(out) == {"train": 2, **TRAINING_TAIL}, out
-    assert "Job stats (8 jobs): train 2, " in out and "rule train:" not in out and "Group job" not in out
+    assert job_counts(out) == {"train": 1, **TRAINING_TAIL}, out
+    assert "Job stats (7 jobs): train 1, " in out and "rule train_" not in out and "Group job" not in out
     assert "This was a dry-run" in out
     raw = run([*args, "--workflow-profile", "none"]).stdout
-    assert "rlvr: this config asks for" not in raw and raw.count("rule train:") == 2, raw[-2000:]
+    assert "rlvr: this config asks for" not in raw and raw.count("rule train_training_") == 1, raw[-2000:]
     assert job_counts(raw) == job_counts(out)
 
 
@@ -291,7 +303,7 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     more = tmp_path / "seeds.yaml"
     more.write_text(yaml.safe_dump(cfg))
     dry = snakemake(tmp_path, "-n", config=more).stdout
-    assert job_counts(dry) == {"train": 2, **TRAINING_TAIL}  # the two rows of demo 3, seed 7 alone
+    assert job_counts(dry) == {"train": 1, **TRAINING_TAIL}  # the two rows of demo 3, seed 7 alone, one pack
     trained = re.findall(r"^  trains results/(\S+)$", dry, re.M)  # the dry run names a few training jobs
     assert len(trained) == 2 and all(row.endswith("_seeds7") for row in trained), trained
     snakemake(tmp_path, "-c2", config=more)
@@ -310,8 +322,11 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     out = run([PYTHON, "-m", "rlvr", "clean", "--config", str(TINY), "--yes"], cwd=tmp_path).stdout
     deleted = [line.split()[1] for line in out.splitlines() if line.startswith("deleted ")]
     aggregated = [f"results/{io.RESULT_FILES[name]}" for name in io.JOB_PARTS]  # they hold seed 7's rows
-    assert len(deleted) == 2 * len(specs.JOB_FILES) + 2 + len(aggregated), out  # two rows' files and logs
-    assert all("_seeds7." in path for path in deleted if path not in aggregated), out
+    # two rows' files, their pack's manifest and log (rlvr/packs.py), the aggregates
+    assert len(deleted) == 2 * len(specs.JOB_FILES) + 2 + len(aggregated), out
+    pack = [path for path in deleted if path.startswith(("results/packs/", "logs/train/"))]
+    assert [Path(path).stem for path in pack] == [Path(pack[0]).stem] * 2, out
+    assert all("_seeds7." in path for path in deleted if path not in aggregated + pack), out
     assert sorted(deleted[-len(aggregated):]) == sorted(aggregated), out
     counts = job_counts(snakemake(tmp_path, "-n").stdout)  # what TINY names is all kept
     assert "train" not in counts and counts["aggregate_training"] == 1, counts
@@ -352,7 +367,6 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     reruns nothing, nor a knob appended at its default; a relabelled estimator redraws tables and
     figures and retrains nothing; an edit of metrics.py reruns what uses it; of training.py only
     training."""
-    from rlvr.config import load_config, train_rows
 
     moved = tmp_path / "b"
     moved.mkdir()
@@ -398,7 +412,7 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     replace("knobs.py", "\n)\nKNOBS =", knob)
     assert planned() == {}
     counts = edit("training.py", "\nEDITED = True\n")
-    assert counts == {"train": len(train_rows(load_config(TINY))), "aggregate_training": 1,  # every row
+    assert counts == {"train": len(tiny_packs()), "aggregate_training": 1,  # every row, in its packs
                       "aggregate_passk": 1, "assemble": 1, "all": 1, **dict.fromkeys(TRAINED_RENDER_JOBS, 1)}
     counts = edit("objective.py", "\nEDITED = True\n")  # no task, reference or gradient job (issue 34)
     assert "train" in counts
@@ -415,14 +429,12 @@ def test_a_job_refuses_code_other_than_the_version_it_was_planned_with(tiny_run,
 
     row = train_rows(load_config(TINY))[0]
     argv = [PYTHON, "-m", "rlvr", "train", "--spec", specs.to_json(row), "--task",
-            str(tiny_run / "results" / "task.parquet"), "--run", str(tmp_path / "r.parquet"),
-            "--curve", str(tmp_path / "c.parquet"), "--passk", str(tmp_path / "k.parquet"),
-            "--klgrad", str(tmp_path / "kl.parquet"), "--logits", str(tmp_path / "z.parquet")]
+            str(tiny_run / "results" / "task.parquet"), "--results", str(tmp_path)]
     proc = run([*argv, "--code", "0123456789abcdef"], check=False)
     assert proc.returncode == 2 and "changed since it was planned" in proc.stderr
     assert not list(tmp_path.iterdir())
     run([*argv, "--code", code_version("train", (row.method,))])
-    assert (tmp_path / "r.parquet").exists()
+    assert (tmp_path / f"{row.path}.run.parquet").exists()
 
 
 @pytest.mark.parametrize("stage", ["task", "train", "gradstats", "aggregate", "render"])
@@ -438,9 +450,7 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
     task = str(results / "task.parquet")
     argv = {
         "task": ["--spec", json.dumps(cfg["task"]), "--out", str(tmp_path / "t.parquet")],
-        "train": ["--spec", specs.to_json(train_rows(cfg)[0]), "--task", task, "--run", str(tmp_path / "r"),
-                  "--curve", str(tmp_path / "c"), "--passk", str(tmp_path / "k"),
-                  "--klgrad", str(tmp_path / "kl"), "--logits", str(tmp_path / "z")],
+        "train": ["--spec", specs.to_json(train_rows(cfg)[0]), "--task", task, "--results", str(tmp_path)],
         "gradstats": ["--spec", specs.to_json(gradstat_jobs(cfg)[0]), "--task", task,
                       "--out", str(tmp_path / "g")],
         "aggregate": ["--out", str(tmp_path / "a"), "--in", str(results / "runs.parquet")],

@@ -194,7 +194,7 @@ def test_second_run_is_refused_and_nothing_is_written_outside_results(tmp_path):
         assert listening_sockets(first.pid) == []  # nothing of the run (Snakemake, jobs) listens
         refusal = f"rlvr: a run holds results/ (snakemake, pid {first.pid}"
         # refused at parse, before Snakemake could delete anything, whatever the flags
-        for flags in ((), ("--unlock",), ("--nolock", "--no-hooks", "--forcerun", "train"), ("--no-hooks",)):
+        for flags in ((), ("--unlock",), ("--nolock", "--no-hooks", "--forceall"), ("--no-hooks",)):
             other = snakemake(work, "-c1", *flags, config=config, check=False)
             assert other.returncode != 0 and refusal in other.stderr, (flags, other.stdout + other.stderr)
         assert snakemake(work, "-n", config=config).returncode == 0  # a dry run may look

@@ -19,13 +19,15 @@ def log(msg):
     print(f"[rlvr {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def identity(a, inputs=()):
-    """The identity of what this job writes: its stage, spec and code, and the identities its
-    input files carry, each checked against what the run planned (a foreign input is refused
-    here, by name, before any work)."""
+def identity(a, inputs=(), spec=None, code=None):
+    """The identity of what this job writes: its stage, spec and code (a.spec and a.code unless
+    given: a training job's pack has one of each a job), and the identities its input files
+    carry, each checked against what the run planned (a foreign input is refused here, by name,
+    before any work)."""
     planned = runlock.planned_jobs()
     ids = [io.input_identity(path, planned) for path in inputs]
-    return binding.identity(a.command, getattr(a, "spec", None) or "", a.code, ids)
+    return binding.identity(a.command, (spec if spec is not None else getattr(a, "spec", None)) or "",
+                            code if code is not None else a.code, ids)
 
 
 def bound(a, name, inputs=()):

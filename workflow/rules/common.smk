@@ -11,7 +11,7 @@ from snakemake.exceptions import WorkflowError
 BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not installed
 
-from rlvr import binding, budget, io, runlock, specs
+from rlvr import binding, budget, io, packs, runlock, specs
 from rlvr import config as C
 from rlvr import codeversion
 from rlvr.demos import DEMOS
@@ -65,12 +65,8 @@ TASK = f"{RESULTS}/{C.TASK_FILE}"
 # (rlvr/config.py's train_jobs), so an added seed trains alone and a config asked for again
 # finds its files
 ROWS_BY_DEMO = C.rows_by_demo(config)
-TRAIN_ROWS = {
-    job.path: job
-    for job in C.train_jobs(
-        [row for rows in ROWS_BY_DEMO.values() for row in rows], RESULTS
-    )
-}
+_ROWS = [row for rows in ROWS_BY_DEMO.values() for row in rows]
+TRAIN_ROWS = {job.path: job for job in C.train_jobs(_ROWS, RESULTS)}
 ROW_OF_JOB = {path: job.row_path for path, job in TRAIN_ROWS.items()}
 GRADSTAT_JOBS = {job.method: job for job in C.gradstat_jobs(config)}
 
@@ -149,21 +145,56 @@ def inputs_of(name):
     return [f"{RESULTS}/{i}.parquet" for i in PLAN[name].inputs]
 
 
-def row_spec(wildcards):
-    return PLAN[f"{wildcards.row}.run"].spec
+# the training jobs in packs, each trained by one process, one job after another: the packs a
+# finished run left (their manifests under results/packs/) as they were, the new jobs by
+# experiment and stretch of the config's rows (rlvr/packs.py); a rule each, train_<name>
+TRAIN_PACKS = {
+    f"train_{pack.name}": pack
+    for pack in packs.plan_packs(
+        _ROWS,
+        TRAIN_ROWS.values(),
+        lambda job: code("train", job.methods),
+        config["task"]["P"],
+        config["task"]["M"],
+        RESULTS,
+    )
+}
 
 
-def row_memory(wildcards):
-    """MiB a training job needs, estimated as the config check does (rlvr/budget.py)."""
-    task, row = config["task"], TRAIN_ROWS[wildcards.row]
-    copies = budget.sampler_copies(row.sampler_lag, row.sampler_noise)
+def pack_outputs(pack):
+    """A pack's outputs: every file of each of its jobs, and its manifest, written last."""
+    return {
+        "files": [
+            f"{RESULTS}/{job.path}.{kind}.parquet"
+            for job in pack.jobs
+            for kind in specs.JOB_FILES
+        ],
+        "manifest": pack.manifest(RESULTS),
+    }
+
+
+def pack_memory(pack):
+    """MiB a pack's job needs: its largest job's, as the config check estimates it (rlvr/budget.py)."""
+    task = config["task"]
     return max(
-        500, round(budget.memory_mb(task["P"], task["M"], len(row.seeds), copies))
+        500,
+        *(
+            round(
+                budget.memory_mb(
+                    task["P"],
+                    task["M"],
+                    len(job.seeds),
+                    budget.sampler_copies(job.sampler_lag, job.sampler_noise),
+                )
+            )
+            for job in pack.jobs
+        ),
     )
 
 
-def row_code(wildcards):
-    return PLAN[f"{wildcards.row}.run"].code
+def results_of_pack(wildcards, output):
+    """A pack job's --results: the directory its manifest's packs/ sits in (read off its outputs)."""
+    return os.path.dirname(os.path.dirname(output.manifest))
 
 
 # one rendering job per demo the config asks for (a disabled demo has none): its tables, its
@@ -433,22 +464,26 @@ def what_runs(jobs, recorded=None):
     to_run, trained, total = {}, [], 0
     for rule_name, wildcards in jobs or ():
         total += 1
-        if rule_name == "train":
-            name = TRAIN_ROWS[wildcards["row"]].experiment
-            trained.append(wildcards["row"])
+        if rule_name in TRAIN_PACKS:
+            pack = TRAIN_PACKS[rule_name]
+            name = pack.jobs[0].experiment
+            trained += [job.path for job in pack.jobs]
         elif rule_name == "gradient_stats":
             name = "gradient_stats"
         else:
             continue
         to_run[name] = to_run.get(name, 0) + 1
     n_jobs = {}
-    for job in TRAIN_ROWS.values():
-        n_jobs[job.experiment] = n_jobs.get(job.experiment, 0) + 1
+    for pack in TRAIN_PACKS.values():
+        experiment = pack.jobs[0].experiment
+        n_jobs[experiment] = n_jobs.get(experiment, 0) + 1
     lines = C.summary(config, None if jobs is None else to_run, n_jobs=n_jobs)
     if 0 < len(trained) <= NAMED_TRAIN_JOBS:
         lines += [f"trains {RESULTS}/{row}" for row in sorted(trained)]
     if jobs is not None:
-        lines.append(f"{total} jobs to run in all")
+        lines.append(
+            f"{total} jobs to run in all (a training job: a pack of rows, one after another)"
+        )
     where = (
         f"recorded in {recorded}"
         if recorded

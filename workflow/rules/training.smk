@@ -1,29 +1,30 @@
-# Stage 3: one job per training row (experiment, method, lr, offset, G, prompts per step,
-# steps, dynamic-sampling rounds) and block of its seeds, trained together (rlvr/training.py).
+# Stage 3: the training jobs (experiment, method, lr, offset, G, prompts per step, steps,
+# dynamic-sampling rounds, and a block of the row's seeds, trained together: rlvr/training.py),
+# in packs, each trained by one process (rlvr/packs.py): a rule per pack, train_<name>.
 
 
-rule train:
-    input:
-        task=TASK,
-    output:
-        run=f"{RESULTS}/{{row}}.run.parquet",
-        curve=f"{RESULTS}/{{row}}.curve.parquet",
-        passk=f"{RESULTS}/{{row}}.passk.parquet",
-        klgrad=f"{RESULTS}/{{row}}.klgrad.parquet",
-        logits=f"{RESULTS}/{{row}}.logits.parquet",
-    log:
-        f"{LOGS}/{{row}}.log",
-    group:
-        "train"
-    conda:
-        ENV
-    resources:
-        runtime=10,
-        mem_mb=row_memory,
-    params:
-        spec=row_spec,
-        code=row_code,
-    shell:
-        "python -m rlvr train --spec - --code {params.code} --task {input.task}"
-        " --run {output.run} --curve {output.curve} --passk {output.passk}"
-        " --klgrad {output.klgrad} --logits {output.logits} <<< {params.spec:q} 2> {log}"
+for _name, _pack in TRAIN_PACKS.items():
+
+    rule:
+        name:
+            _name
+        input:
+            task=TASK,
+        output:
+            **pack_outputs(_pack),
+        log:
+            f"{LOGS}/train/{_pack.name}.log",
+        group:
+            "train"
+        conda:
+            ENV
+        resources:
+            runtime=10,
+            mem_mb=pack_memory(_pack),
+        params:
+            specs="\n".join(_pack.specs),
+            code=" ".join(_pack.codes),
+            results=results_of_pack,
+        shell:
+            "python -m rlvr train --spec - --code {params.code} --task {input.task}"
+            " --results {params.results} --manifest {output.manifest} <<< {params.specs:q} 2> {log}"
