@@ -263,18 +263,15 @@ def peak_rss(n):
 
     cfg = C.load_config(None)
     cfg["training"]["seeds"] = list(range(50))
-    from rlvr.specs import JOB_FILES
-
     row = next(r for r in C.train_rows(C.validate_config(cfg)) if r.method == "grpo")
     work = Path(tempfile.mkdtemp(dir=TMP, prefix="rss-"))
     task = work / "task.parquet"
     timed([PY, "-m", "rlvr", "task", "--spec", json.dumps(cfg["task"]), "--out", task], SNAP)
-    train = [PY, "-m", "rlvr", "train", "--spec", to_json(row), "--task", task,
-             *(x for kind in JOB_FILES for x in (f"--{kind}", work / f"{kind}.parquet"))]
+    train = [PY, "-m", "rlvr", "train", "--spec", to_json(row), "--task", task, "--results", work]
     wall, rss = timed(train, SNAP)
     report("5a. peak RSS: one training job of 50 seeds", f"**{rss:.0f} MB** ({wall:.1f} s; {row.path})",
-           "report", None, "`python -m rlvr train --spec '<grpo row, 50 seeds>' --task ... --run ... "
-           "--curve ... --passk ... --klgrad ...`; `python bench/run.py --only 5`")
+           "report", None, "`python -m rlvr train --spec '<grpo row, 50 seeds>' --task ... --results ...`; "
+           "`python bench/run.py --only 5`")
     wall, rss = timed([PY, "-m", "rlvr", "all"], SNAP)
     report("5b. peak RSS: `python -m rlvr all` (default config)", f"**{rss:.0f} MB** ({wall:.1f} s)",
            "report", None, "`python -m rlvr all > /dev/null`; `python bench/run.py --only 5`")
@@ -313,8 +310,9 @@ def one_row_changed(n):
         times.append(timed([*SNAKEMAKE, "--configfile", edited], done)[0])
         print(f"    edit {i + 1}/{n}: {times[-1]:.2f} s", flush=True)
     report("7. one row of demo 3 edited: `snakemake -c2`",
-           f"**{statistics.median(times):.1f} s** (median of {n} edits; it retrains the row, its two "
-           "aggregations, the rendering of demos 3 and 6, which read it, and the assembly)", "report", None,
+           f"**{statistics.median(times):.1f} s** (median of {n} edits; it retrains the row, a pack of "
+           "its own, its two aggregations, the rendering of demos 3 and 6, which read it, and the assembly)",
+           "report", None,
            "`python -m snakemake -c2 --configfile bench/out/change<i>.yaml` in a finished copy; "
            "`python bench/run.py --only 7`")
 
