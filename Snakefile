@@ -22,7 +22,6 @@ include: "workflow/rules/render.smk"
 
 wildcard_constraints:
     method=r"[A-Za-z0-9_]+",
-    row=r"runs/[A-Za-z0-9_]+/[A-Za-z0-9_]+/[^/]+",
 
 
 onstart:

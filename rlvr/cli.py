@@ -97,11 +97,12 @@ def cmd_clean(a):
     every config a run recorded (rlvr/config.py record_config) is kept, and the default; with
     --config only those, after a confirmation if files of a recorded config would go. An
     aggregate that holds rows of a deleted file is deleted too: the next run makes it again
-    rather than trusting it. Say each file, and remove the directories this empties."""
+    rather than trusting it. A training pack goes whole or not at all. Say each file, and remove
+    the directories this empties."""
     from pathlib import Path
 
     from . import config as C
-    from . import packs
+    from . import packs, specs
 
     results, logs = Path(a.results), Path(a.logs)
     recorded = C.recorded_configs(results)  # ConfigError names a recorded file it cannot read
@@ -116,16 +117,26 @@ def cmd_clean(a):
         named = _named_files(C, cfg, results) & names
         keep |= named
         print(f"{name} keeps {len(named)} result files")
+    # a training pack (rlvr/packs.py) is kept whole while a config names one of its jobs: a run
+    # keeps it as it ran, and would train it all again to make a file deleted here; a pack none
+    # of whose jobs a config names goes whole, its manifest and log too
+    held, manifests = set(), []
+    for name, entries in packs.read_manifests(results).items():
+        pack = {f"{path}.{kind}.parquet" for path, _, _ in entries for kind in specs.JOB_FILES} & names
+        if pack & keep:
+            held |= pack - keep
+        else:
+            manifests.append(results / packs.PACKS_DIR / f"{name}.json")
+    if held:
+        print(f"{len(held)} result files no config names are kept with their packs, which hold files "
+              "that configs name")
+    keep |= held
     stale = [p for p in files if p.relative_to(results).as_posix() not in keep]
     logs_of = {}  # a gradient-statistics job's log is named by its job; a training pack's by its pack
     for path in stale:
         name = path.relative_to(results).as_posix().removesuffix(".parquet")
         if not name.startswith("runs/"):
             logs_of.setdefault(logs / f"{name}.log", None)
-    # a training pack none of whose jobs' files stay: its manifest and its log go too (rlvr/packs.py)
-    manifests = [results / packs.PACKS_DIR / f"{name}.json"
-                 for name, entries in packs.read_manifests(results).items()
-                 if not any(f"{path}.run.parquet" in keep for path, _, _ in entries)]
     for manifest in manifests:
         logs_of.setdefault(logs / "train" / f"{manifest.stem}.log", None)
     doomed = stale + manifests + [p for p in logs_of if p.exists()]

@@ -190,3 +190,32 @@ def test_after_clean_the_next_run_makes_again_what_it_deleted(tiny_run, tmp_path
     counts = job_counts(snakemake(tmp_path, "-n").stdout)
     # demo 3's two rows in a new pack; the sweep's pack, one of whose files went
     assert counts["train"] == 2 and counts["aggregate_training"] == 1, counts
+
+
+@pytest.mark.slow
+def test_a_pack_goes_whole_or_not_at_all(tmp_path):
+    """A run keeps a training pack as it ran (rlvr/packs.py) and trains it all again to make one
+    of its files: clean keeps every file of a pack one of whose jobs a kept config names, and
+    deletes a pack none of whose jobs it names, manifest and log too."""
+    results = tmp_path / "results"
+    kept, dropped = TINY, tiny_with(tmp_path, "rloo.yaml")
+    C.record_config(C.load_config(kept), results)
+    named = files_of(kept, results)
+    plant(tmp_path, named)
+    rloo = sorted(files_of(dropped, results) - named)  # one job's files, which no kept config names
+    plant(tmp_path, rloo)
+    named_job = job_of(next(name for name in sorted(named) if name.startswith("runs/training/")))
+    together = pack_name("training", [named_job, job_of(rloo[0])])
+    (results / PACKS_DIR / f"{together}.json").write_text(
+        json.dumps({"jobs": [[named_job, "", ""], [job_of(rloo[0]), "", ""]]}))
+    out = clean(tmp_path, "--config", str(kept), "--yes").stdout
+    assert f"{len(rloo)} result files no config names are kept with their packs" in out, out
+    assert all((results / name).exists() for name in rloo), out
+    assert (results / PACKS_DIR / f"{together}.json").exists(), out
+    (results / PACKS_DIR / f"{together}.json").unlink()
+    plant(tmp_path, rloo)  # now the rloo job is in a pack of its own
+    before = everything(tmp_path)
+    clean(tmp_path, "--config", str(kept), "--yes")
+    gone = sorted(set(before) - set(everything(tmp_path)))
+    rloo_dir = "results/runs/training/rloo"
+    assert gone == sorted([f"results/{name}" for name in rloo] + made_by(rloo[0]) + [rloo_dir])
