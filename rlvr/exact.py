@@ -172,6 +172,34 @@ def kl_gradient_columns(logits, ref_logits):
     return cols
 
 
+def off_policy_group_gradient(pi, sampler, method, G, correction, cap=2.0):
+    """The expected update of a group estimator (0/1 rewards, answer 0 correct) whose G answers are
+    drawn from `sampler` instead of π, each answer's advantage weighted by w(ρ_y), ρ_y = π_y /
+    sampler_y (importance.is_weights), as training weighs them: E[(1/G) Σ_i w(ρ_{y_i}) A_i
+    (e_{y_i} − π)]. pi, sampler: [M] -> [M]. The advantages depend on the group only through its
+    number k of correct answers, k ~ Binomial(G, sampler_0); a wrong answer is drawn from the
+    sampler's wrong answers. With sampler = π and correction "none": exact_moments' mean."""
+    if "logp" in ESTIMATORS[method].needs:
+        raise ValueError(f"method {method!r} ranks a group's answers by π_old(y): its advantages depend on "
+                         "more than the number of correct answers")
+    pi, sampler = np.asarray(pi, float), np.asarray(sampler, float)
+    M, q = len(pi), sampler[0]
+    w = is_weights(pi / sampler, correction, cap)  # [M]
+    c = np.arange(G + 1)  # number of correct answers in the group
+    prob = np.array([comb(G, k) for k in c]) * q**c * (1 - q) ** (G - c)  # [G+1]
+    r = (np.arange(G)[None, :] < c[:, None]).astype(float)  # [G+1, G]: row c has c correct first
+    A = advantages(r, method, pi=np.broadcast_to(pi, (G + 1, M)), weights=prob)
+    a_c = np.where(c > 0, A[c, 0], 0.0)  # each correct answer's advantage
+    a_w = np.where(c < G, A[c, G - 1], 0.0)  # each wrong answer's
+    eye = np.eye(M)
+    correct = w[0] * (eye[0] - pi)  # [M]: a correct answer's weighted update direction
+    wrong_share = np.concatenate([[0.0], sampler[1:] / (1 - q)]) if q < 1 else np.zeros(M)
+    wrong = (wrong_share * w)[:, None] * (eye - pi)  # [M, M]: row y, a wrong answer y's
+    wrong = wrong.sum(axis=0)  # its mean over the sampler's wrong answers
+    mean_c = ((c * a_c / G)[:, None] * correct + ((G - c) * a_w / G)[:, None] * wrong)  # [G+1, M]
+    return (prob[:, None] * mean_c).sum(axis=0)  # sums, not BLAS products (thread-count independent)
+
+
 def off_policy_gradient(pi, sampler, r, baseline, correction, cap=2.0):
     """The expected update of one answer y drawn from `sampler` instead of π, weighted by
     w(ρ_y), ρ_y = π_y/sampler_y (importance.is_weights), with a baseline b that does not depend on

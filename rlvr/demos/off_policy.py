@@ -14,7 +14,7 @@ from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
-from ..exact import off_policy_gradient, uniform_wrong_prompt
+from ..exact import off_policy_group_gradient, uniform_wrong_prompt
 from ..knobs import expand_rows
 from ..task import LEVEL_KEYS, LEVEL_NAMES_EN
 
@@ -57,7 +57,7 @@ TEXT = {
         "on_policy": "on-policy",
         "lag": "{v:g} steps stale",
         "noise": "logits + {v:g} ε",
-        "exact": "exact: the share of the on-policy gradient of π(correct) that one answer keeps with a baseline that does not depend on the group (REINFORCE), by how often the sampler draws the correct answer",  # noqa: E501
+        "exact": "exact, for the estimator trained ({method}, G = {G}): the share of the on-policy expected gradient of π(correct) that a group drawn from the sampler keeps, by how often the sampler draws the correct answer",  # noqa: E501
         "exact_head": ["π_sampler(correct) / π(correct)"],
         "note": [
             "Exact pass@1 at the last step; '− on-policy': paired by seed with the on-policy run of the same",
@@ -71,7 +71,7 @@ TEXT = {
         "on_policy": "同策略",
         "lag": "落后 {v:g} 步",
         "noise": "logits + {v:g} ε",
-        "exact": "精确值：基线与组无关时（REINFORCE），单个回答保留的同策略 π(正确) 梯度的比例，按采样器抽到正确答案的频率",  # noqa: E501
+        "exact": "精确值（所训练的估计器 {method}，G = {G}）：从采样器抽取的一组回答保留的同策略 π(正确) 期望梯度的比例，按采样器抽到正确答案的频率",  # noqa: E501
         "exact_head": ["π_采样器(正确) / π(正确)"],
         "note": [
             "最后一步的精确 pass@1；“− 同策略”：与同一种子的同策略运行配对之差。",
@@ -140,15 +140,21 @@ def _cap(runs):
     return float(caps.min()) if len(caps) else 2.0
 
 
-def kept_share(correction, cap, sampler_share, p=0.5, M=16):
-    """The exact share of the on-policy E[g]·∇π(correct) that answers drawn from a sampler keep under
-    a correction: REINFORCE (baseline 0, reward 1{correct}) on a prompt with π(correct) = p and the
-    wrong answers uniform, the sampler drawing the correct answer sampler_share times as often."""
+def kept_share(correction, cap, sampler_share, method, G, p=0.5, M=16):
+    """The exact share of the on-policy E[ĝ]·∇π(correct) that a group of G answers drawn from a
+    sampler keeps under a correction, for the estimator `method` (reward 1{correct}) on a prompt
+    with π(correct) = p and the wrong answers uniform, the sampler drawing the correct answer
+    sampler_share times as often (exact.off_policy_group_gradient)."""
     pi, mu = uniform_wrong_prompt(p, M), uniform_wrong_prompt(p * sampler_share, M)
-    r = np.eye(M)[0]
     grad_p = p * (np.eye(M)[0] - pi)  # ∇_z π(correct)
-    on = off_policy_gradient(pi, pi, r, 0.0, "none") @ grad_p
-    return off_policy_gradient(pi, mu, r, 0.0, correction, cap) @ grad_p / on
+    on = off_policy_group_gradient(pi, pi, method, G, "none") @ grad_p
+    return off_policy_group_gradient(pi, mu, method, G, correction, cap) @ grad_p / on
+
+
+def _trained(runs):
+    """The estimator (as figures name it) and group size the demo trains, for its exact part: its
+    first row's."""
+    return runs["method"].iloc[0], int(runs["G"].iloc[0])
 
 
 def table(frames, L):
@@ -176,12 +182,14 @@ def table(frames, L):
     exact_head = L["exact_head"] + [
         _correction({"is_correction": c, "is_cap": cap}) for c, cap in corrections
     ]
+    method, G = _trained(runs)
     exact_rows = [
-        [f"{s:g}"] + [f"{kept_share(c, cap, s):.3f}" for c, cap in corrections] for s in SAMPLER_SHARES
+        [f"{s:g}"] + [f"{kept_share(c, cap, s, method, G):.3f}" for c, cap in corrections]
+        for s in SAMPLER_SHARES
     ]
     return (
         R.title(L, runs.iloc[0], min(n)),
-        [("", head, rows), (L["exact"], exact_head, exact_rows)],
+        [("", head, rows), (L["exact"].format(method=style.label(method), G=G), exact_head, exact_rows)],
         L["note"],
     )
 
@@ -252,12 +260,13 @@ def claims(frames):
             text, diffs = by_level
             out.append(K.Claim(f"{mismatch}_by_level", f"At {what.format(v=largest)}, {text}",
                                tuple(diffs)))
-    cap = _cap(runs)
-    kept = {c: _share_words(kept_share(c, cap, 0.25)) for c in ("truncated", "full", "masked")}
+    cap, (method, G) = _cap(runs), _trained(runs)
+    kept = {c: _share_words(kept_share(c, cap, 0.25, method, G)) for c in ("truncated", "full", "masked")}
     out.append(K.Claim("truncation_exact", (
-        "Exactly, for REINFORCE on a prompt with π(correct) = 0.5: where the sampler draws the correct "
-        f"answer a quarter as often as π, truncating at C = {cap:g} keeps {kept['truncated']} the on-policy "
-        f"gradient of π(correct), full IS {kept['full']} it and masking at C = {cap:g} {kept['masked']} it"),
+        f"Exactly, for the estimator trained ({style.label(method)}, G = {G}) on a prompt with "
+        "π(correct) = 0.5: where the sampler draws the correct answer a quarter as often as π, "
+        f"truncating at C = {cap:g} keeps {kept['truncated']} the on-policy expected gradient of "
+        f"π(correct), full IS {kept['full']} it and masking at C = {cap:g} {kept['masked']} it"),
         ()))
     return out
 
@@ -314,8 +323,10 @@ def _by_level(runs, gaps, largest):
 
 
 def _share_words(share):
-    """A share of a gradient in words: "all of", "none of", "0.50 of"."""
-    return "all of" if abs(share - 1) < 1e-12 else "none of" if abs(share) < 1e-12 else f"{share:.2f} of"
+    """A share of a gradient in words: "all of", "none of", "0.50 of", "1.22 times"."""
+    if abs(share - 1) < 1e-12 or abs(share) < 1e-12:
+        return "all of" if share > 0.5 else "none of"
+    return f"{share:.2f} times" if share > 1 else f"{share:.2f} of"
 
 
 def off_policy(runs):
@@ -354,18 +365,18 @@ def off_policy(runs):
     axes[0].set_ylabel("final pass@1 − on-policy")
     ax = axes[2]
     shares = np.geomspace(1 / 16, 1.5, 61)
-    cap = _cap(runs)
+    cap, (method, G) = _cap(runs), _trained(runs)
     for correction in dict.fromkeys(runs["is_correction"]):
         ax.plot(
             shares,
-            [kept_share(correction, cap, s) for s in shares],
+            [kept_share(correction, cap, s, method, G) for s in shares],
             color=style.correction_colour(correction),
             gid=f"correction:{correction}",
         )
     F.log_ticks(ax, [1 / 16, 1 / 4, 1])
     ax.set_xlabel("π_sampler(correct) / π(correct)")
     ax.set_ylabel("share of ∇π(correct) kept")
-    ax.set_title(f"exact: REINFORCE, C = {cap:g}")
+    ax.set_title(f"exact: {style.label(method)}, G = {G}, C = {cap:g}")
     axes[0].set_title("stale sampler")
     axes[1].set_title("perturbed sampler")
     fig.suptitle(
