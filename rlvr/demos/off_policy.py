@@ -58,6 +58,7 @@ TEXT = {
         "lag": "{v:g} steps stale",
         "noise": "logits + {v:g} ε",
         "exact": "exact, for the estimator trained ({method}, G = {G}): the share of the on-policy expected gradient of π(correct) that a group drawn from the sampler keeps, by how often the sampler draws the correct answer",  # noqa: E501
+        "exact_beside": "exact, beside it, for {method}, whose advantage does not depend on the group: the same share",  # noqa: E501
         "exact_head": ["π_sampler(correct) / π(correct)"],
         "note": [
             "Exact pass@1 at the last step; '− on-policy': paired by seed with the on-policy run of the same",
@@ -72,6 +73,7 @@ TEXT = {
         "lag": "落后 {v:g} 步",
         "noise": "logits + {v:g} ε",
         "exact": "精确值（所训练的估计器 {method}，G = {G}）：从采样器抽取的一组回答保留的同策略 π(正确) 期望梯度的比例，按采样器抽到正确答案的频率",  # noqa: E501
+        "exact_beside": "精确值，作为对照：{method}（优势与组无关）的同一比例",
         "exact_head": ["π_采样器(正确) / π(正确)"],
         "note": [
             "最后一步的精确 pass@1；“− 同策略”：与同一种子的同策略运行配对之差。",
@@ -127,6 +129,7 @@ def _sampler(L, cfg):
 
 
 CAPPED = ("truncated", "masked")  # the corrections that read is_cap
+REINFORCE = "none"  # the estimator whose exact part is shown beside the trained one's
 
 
 def _correction(cfg):
@@ -182,14 +185,18 @@ def table(frames, L):
     exact_head = L["exact_head"] + [
         _correction({"is_correction": c, "is_cap": cap}) for c, cap in corrections
     ]
-    method, G = _trained(runs)
-    exact_rows = [
-        [f"{s:g}"] + [f"{kept_share(c, cap, s, method, G):.3f}" for c, cap in corrections]
-        for s in SAMPLER_SHARES
-    ]
+    trained = _trained(runs)
+    exact = []  # the estimator trained's, and beside it REINFORCE's (per answer: the group does not matter)
+    shown = [(trained, "exact")]
+    if trained[0] != REINFORCE:
+        shown.append(((REINFORCE, trained[1]), "exact_beside"))
+    for (method, G), label in shown:
+        exact_rows = [[f"{s:g}"] + [f"{kept_share(c, cap, s, method, G):.3f}" for c, cap in corrections]
+                      for s in SAMPLER_SHARES]
+        exact.append((L[label].format(method=style.label(method), G=G), exact_head, exact_rows))
     return (
         R.title(L, runs.iloc[0], min(n)),
-        [("", head, rows), (L["exact"].format(method=style.label(method), G=G), exact_head, exact_rows)],
+        [("", head, rows), *exact],
         L["note"],
     )
 
@@ -261,12 +268,16 @@ def claims(frames):
             out.append(K.Claim(f"{mismatch}_by_level", f"At {what.format(v=largest)}, {text}",
                                tuple(diffs)))
     cap, (method, G) = _cap(runs), _trained(runs)
-    kept = {c: _share_words(kept_share(c, cap, 0.25, method, G)) for c in ("truncated", "full", "masked")}
+    corrections = ("truncated", "full", "masked")
+    kept = {c: _share_words(kept_share(c, cap, 0.25, method, G)) for c in corrections}
+    plain = {c: kept_share(c, cap, 0.25, REINFORCE, G) for c in corrections}
     out.append(K.Claim("truncation_exact", (
         f"Exactly, for the estimator trained ({style.label(method)}, G = {G}) on a prompt with "
         "π(correct) = 0.5: where the sampler draws the correct answer a quarter as often as π, "
         f"truncating at C = {cap:g} keeps {kept['truncated']} the on-policy expected gradient of "
-        f"π(correct), full IS {kept['full']} it and masking at C = {cap:g} {kept['masked']} it"),
+        f"π(correct), full IS {kept['full']} it and masking at C = {cap:g} {kept['masked']} it"
+        + ("" if method == REINFORCE else f" ({style.label(REINFORCE)}: truncation {plain['truncated']:.2f}, "
+           f"full IS {plain['full']:.2f}, masking {plain['masked']:.2f})")),
         ()))
     return out
 
@@ -367,16 +378,22 @@ def off_policy(runs):
     shares = np.geomspace(1 / 16, 1.5, 61)
     cap, (method, G) = _cap(runs), _trained(runs)
     for correction in dict.fromkeys(runs["is_correction"]):
-        ax.plot(
-            shares,
-            [kept_share(correction, cap, s, method, G) for s in shares],
-            color=style.correction_colour(correction),
-            gid=f"correction:{correction}",
-        )
+        for shown, ls, lw in ((method, "-", 1.5), (REINFORCE, ":", 1.0)):
+            if shown == REINFORCE and method == REINFORCE:
+                continue
+            ax.plot(
+                shares,
+                [kept_share(correction, cap, s, shown, G) for s in shares],
+                color=style.correction_colour(correction),
+                ls=ls,
+                lw=lw,
+                gid=f"correction:{correction}",
+            )
     F.log_ticks(ax, [1 / 16, 1 / 4, 1])
     ax.set_xlabel("π_sampler(correct) / π(correct)")
     ax.set_ylabel("share of ∇π(correct) kept")
-    ax.set_title(f"exact: {style.label(method)}, G = {G}, C = {cap:g}")
+    ax.set_title(f"exact: {style.label(method)}, G = {G}, C = {cap:g}"
+                 + ("" if method == REINFORCE else f"\n(dotted: {style.label(REINFORCE)})"), fontsize="small")
     axes[0].set_title("stale sampler")
     axes[1].set_title("perturbed sampler")
     fig.suptitle(
