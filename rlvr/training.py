@@ -559,6 +559,9 @@ def row_columns(task, row):
     names = list(LEVEL_KEYS) + ["all"]
     tables = ([], [], [], [], [])
     crossings = crossover_ks([out["logits"] for out in outs], task)
+    C = task.get("n_correct", 1)
+    ref_p = correct_mass(softmax(np.asarray(task["logits"], float)), C)  # [P] the reference's π(correct)
+    levels = [np.asarray(task["level"]) == k for k in range(len(LEVEL_KEYS))]  # [P] masks
     for seed, out, crossing in zip(row.seeds, outs, crossings):
         final = out["history"][-1]
         summary = {k: [v] for k, v in ident.items()}
@@ -569,6 +572,13 @@ def row_columns(task, row):
                         "zero_signal_pred_frac": [out["zero_frac_pred"]],
                         "answers": [out["answers"]], "kept_frac": [out["kept_frac"]],
                         "crossover_k": [crossing]})
+        # per level: the share of prompts whose π(correct) ended below the reference's, and the mass
+        # of each prompt's likeliest wrong answer, mean over the level (where a prompt's mass went)
+        pi = softmax(out["logits"])  # [P, M]
+        fell, top_wrong = correct_mass(pi, C) < ref_p, pi[:, C:].max(axis=1)  # [P], [P]
+        for column, values in (("fell_frac", fell), ("top_wrong", top_wrong)):
+            for name, mask in zip(LEVEL_KEYS, levels):  # NaN for a level without prompts
+                summary[f"{column}_{name}"] = [float(values[mask].mean()) if mask.any() else np.nan]
 
         steps = np.array([rec.step for rec in out["history"]])  # [T]
         answers = np.array([rec.answers for rec in out["history"]])  # [T]

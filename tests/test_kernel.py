@@ -185,3 +185,26 @@ def test_dynamic_sampling_counts_every_answer_and_fills_with_signal():
     # one round and filtering: fewer groups are used than drawn
     one = train(task, "grpo", 100, 16, 8, 2.0, 0, max_rounds=1)
     assert one["answers"] == plain["answers"] and one["kept_frac"] == pytest.approx(1 - one["zero_frac"])
+
+
+def test_where_the_mass_went_is_the_final_policy_against_the_reference():
+    """The runs' fell_frac_<level> and top_wrong_<level> (demo 13's claim), recomputed from the
+    job's own final logits: the share of a level's prompts whose π(correct) ended below the
+    reference's, and the mean mass of each prompt's likeliest wrong answer."""
+    import dataclasses
+
+    from rlvr.task import LEVEL_KEYS
+    from rlvr.training import row_columns
+
+    task = make_task()
+    row = dataclasses.replace(make_row("nsr", 40, 16, 8, 8.0, range(3), eval_every=20), k=(1,))
+    summary, _, _, _, logits = row_columns(task, row)
+    z = np.stack([np.asarray(logits[f"logit_{j}"]) for j in range(task["M"])], axis=1)  # [S * P, M]
+    ref = softmax(task["logits"])
+    for i, seed in enumerate(row.seeds):
+        pi = softmax(z[np.asarray(logits["seed"]) == seed])  # [P, M]
+        for k, name in enumerate(LEVEL_KEYS):
+            level = task["level"] == k
+            assert np.isclose(summary[f"fell_frac_{name}"][i], np.mean(pi[level, 0] < ref[level, 0]), rtol=0)
+            assert np.isclose(summary[f"top_wrong_{name}"][i], pi[level, 1:].max(axis=1).mean(), rtol=1e-12)
+    assert max(summary["fell_frac_very_hard"]) > 0  # NSR at lr 8 lowers some very hard prompts' π(correct)

@@ -5,6 +5,8 @@ with the correct ones down-weighted (W-REINFORCE, λ = 0.1): rlvr/estimators.py.
 below is: rlvr/demos/__init__.py.
 """
 
+import numpy as np
+
 from .. import analysis as A
 from .. import claims as K
 from .. import figures as F
@@ -15,7 +17,7 @@ NUMBER = 13  # its place in the lecture's order; its table is demo13_negative_sa
 TITLE = "one sign of sample: PSR, NSR, W-REINFORCE"
 SWITCHABLE = True
 # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
-FRAMES = ('reference', 'runs', 'passk')
+FRAMES = ('task', 'reference', 'runs', 'passk')
 ROWS = True
 EXPERIMENT = "negative_samples"
 
@@ -119,7 +121,39 @@ def claims(frames):
         out.append(K.Claim("nsr_against_psr", (
             f"On the tabular policy at lr {lr:g}, NSR against PSR {K.change(d1, 'the final pass@1')} and "
             f"{K.change(dk, f'pass@{hi}')} ({d1.seeds} seeds, paired)"), (d1, dk)))
+    where = _where_the_mass_went(frames, tabular)
+    if where:
+        out.append(where)
     return out
+
+
+def _where_the_mass_went(frames, tabular, level="very_hard"):
+    """Where a level's mass went, from the runs' fell_frac and top_wrong columns (rlvr/training.py):
+    the share of its prompts whose π(correct) ended below the reference's and the mass of their
+    likeliest wrong answer, NSR at each lr, the others at the largest; None without those columns."""
+    fell, top = f"fell_frac_{level}", f"top_wrong_{level}"
+    if fell not in tabular or "task" not in frames or not (tabular["method"] == "nsr").any():
+        return None
+    task = frames["task"]
+    logits = task[[c for c in task if c.startswith("logit_")]].to_numpy()[task["level_name"] == level]
+    pi = np.exp(logits - logits.max(axis=1, keepdims=True))
+    pi /= pi.sum(axis=1, keepdims=True)
+    reference = pi[:, 1:].max(axis=1).mean()  # one correct answer: answer 0 (tabular rows)
+    largest = tabular["lr"].max()
+    parts = []  # levels with their s.e., not differences: no ordering is claimed between them
+    for method in [m for m in ("nsr", "w_reinforce", "psr", "grpo") if (tabular["method"] == m).any()]:
+        for lr in sorted(set(tabular.loc[tabular["method"] == method, "lr"])):
+            if method != "nsr" and lr != largest:
+                continue
+            g = A.select_rows(tabular, method=method, lr=lr)
+            d_fell, d_top = K.over_seeds(g[fell]), K.over_seeds(g[top])
+            parts.append(f"{style.label(method)} at lr {lr:g}: {K.number(d_fell, 2)} of them, their "
+                         f"likeliest wrong answer {K.number(d_top, 2)} of the mass")
+    return K.Claim("where_the_mass_went", (
+        f"On the tabular policy, the share of the {level.replace('_', ' ')} prompts whose π(correct) "
+        f"ends below the reference's, and the mean mass of their likeliest wrong answer (the "
+        f"reference's: {reference:.2f}): " + "; ".join(parts)
+        + f" ({tabular['seed'].nunique()} seeds)"), ())
 
 
 def negative_samples(ref, passk):
