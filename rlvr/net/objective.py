@@ -57,17 +57,19 @@ def token_weights(mode, mask, norm=None):
     N = length[0].size
     batch_tokens = length.reshape(E, -1).sum(axis=1).reshape(E, 1, 1)  # [E, 1, 1]: each model's own
     share = aggregation_weights(mode, length, batch_tokens, N, unit=C)  # [E, n, G] or None (all 1)
-    share = torch.ones(length.shape, dtype=torch.float64) if share is None else torch.from_numpy(np.array(share))
+    share = (torch.ones(length.shape, dtype=torch.float64) if share is None
+             else torch.from_numpy(np.array(share)))
     return (share / (N * C))[..., None] * mask
 
 
-def token_loss(logp, logp_old, A, mask, obj=Objective(), logp_ref=None, norm=None):
+def token_loss(logp, logp_old, A, mask, obj=None, logp_ref=None, norm=None):
     """Each model's loss over its batch of answers, to minimise: (loss [E], clipped [E, n, G, L]).
 
     logp: [E, n, G, L] log π(o_t) of each answer token under the policy being updated (with
     gradient); logp_old: the same under π_old, the sampler (no gradient; at the first of μ updates
     it equals logp, ρ = 1 and nothing is clipped); A: [E, n, G] each answer's advantage; mask:
-    [E, n, G, L] the answers' tokens (token_mask); obj: rlvr.objective.Objective, whose clip_low,
+    [E, n, G, L] the answers' tokens (token_mask); obj: rlvr.objective.Objective (None: the
+    lecture's defaults), whose clip_low,
     clip_high, clip_c, kl_beta, kl_estimator and loss_agg are read here (its epochs by the
     caller); logp_ref: [E, n, G, L] under π_ref (read when obj.kl_beta); norm: Dr. GRPO's
     constant C (token_weights). clipped: the counted tokens the clip held.
@@ -75,6 +77,7 @@ def token_loss(logp, logp_old, A, mask, obj=Objective(), logp_ref=None, norm=Non
     Token t of answer i costs −A_i ρ_t (or the clip's constant) + β k(ℓ_t), weighted by
     token_weights. A KL in the reward is shaped into the rewards before the advantages (not here).
     """
+    obj = Objective() if obj is None else obj
     mask = torch.as_tensor(mask)
     logp = logp.double()
     A = torch.as_tensor(A, dtype=torch.float64)[..., None]  # [E, n, G, 1]: shared by an answer's tokens

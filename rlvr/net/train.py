@@ -30,15 +30,20 @@ def check(method, obj, optimizer):
     obj.check()
     missing = set(ESTIMATORS[method].needs) - set(READ) if method in ESTIMATORS else set()
     if method not in ESTIMATORS or missing:
-        raise ValueError(f"method {method!r}: unknown, or needs {', '.join(sorted(missing))}, which the network "
-                         "does not give yet (a learned V, the policy over all answers)")
+        raise ValueError(f"method {method!r}: unknown, or needs {', '.join(sorted(missing))}, which the "
+                         "network does not give yet (a learned V, the policy over all answers)")
     if obj.kl_in_reward and "correctness" in ESTIMATORS[method].needs:
         raise ValueError(f"method {method!r} reads correctness off the reward: no KL in the reward")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer {optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
 
 
-def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, obj=Objective(),
+def _token_logp(params, cfg, prompts, answers, shape):
+    """Each answer token's log-prob under params, [E, n·G, ·] sequences -> shape [E, n, G, L]."""
+    return token_logprob(params, cfg, prompts, answers).reshape(shape)
+
+
+def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, obj=None,
           optimizer="adam", max_len=8, norm=None, record_every=10):
     """Train len(keys) = E models packed from `start` (parameters {name: [E or 1, ...]}, e.g. the
     base; None: a fresh init from the keys) for `steps` steps of n prompts × G answers.
@@ -47,7 +52,9 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
     of the (token, update) pairs the clip held, "length": [steps, E] mean answer tokens,
     "record_steps": [R] the steps before which (and after the last) "pass1": [R, E], the exact
     P(correct) averaged over all prompts, was taken, "params": the final parameters}.
+    obj: rlvr.objective.Objective (None: the lecture's, μ = 1, no KL, every answer alike).
     """
+    obj = Objective() if obj is None else obj
     check(method, obj, optimizer)
     E, P = len(keys), ttask["P"]
     if start is None:
@@ -73,16 +80,13 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
         mask = token_mask(lengths, max_len)  # [E, n, G, L]
         seq_prompts = prompt_tok[prompts][:, :, None].expand(E, n, G, -1).reshape(E, n * G, -1)
         seq_answers = tokens.reshape(E, n * G, max_len)
-
-        def logp_of(p):  # [E, n, G, L] each answer token's log-prob under parameters p
-            return token_logprob(p, cfg, seq_prompts, seq_answers).reshape(E, n, G, max_len)
-
-        logp = logp_of(params)  # the first update's, with gradient; the sampler is π_old
+        # the first update's log-probs, with gradient; the sampler is π_old
+        logp = _token_logp(params, cfg, seq_prompts, seq_answers, tokens.shape)
         logp_old = logp.detach()
         logp_ref = None
         if obj.kl_beta:
             with torch.no_grad():
-                logp_ref = logp_of(ref)
+                logp_ref = _token_logp(ref, cfg, seq_prompts, seq_answers, tokens.shape)
         # advantages: the registry, on each model's own batch
         r_adv = r
         if obj.kl_in_reward:  # verl use_kl_in_reward: β Σ_t k(ℓ_t) off each answer's reward
@@ -95,7 +99,7 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
         clipped_tokens = torch.zeros(E)
         for epoch in range(obj.epochs):
             if epoch:
-                logp = logp_of(params)
+                logp = _token_logp(params, cfg, seq_prompts, seq_answers, tokens.shape)
             loss, clipped = token_loss(logp, logp_old, A, mask, loss_obj, logp_ref, norm)
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()  # each model's loss has only its own parameters
