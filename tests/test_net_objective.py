@@ -4,7 +4,8 @@
 The exact test of issue 35 item 3: with 0/1 rewards and answers summed, a group estimator's
 expected update is G·(c1 − c0)·∇P(correct), c1 − c0 = E[A | correct] − E[A | wrong], which the
 toy's exact expected gradient gives (rlvr.exact.exact_moments: E[ĝ_0] = (c1 − c0)·p(1 − p));
-Monte Carlo over many groups against autograd of the exact P(correct) by teacher forcing. Then
+Monte Carlo over many groups against autograd of the exact P(correct) by teacher forcing; with
+each answer's tokens averaged instead (seq-mean-token-mean) the update turns off ∇P. Then
 each aggregation mode's token weights by hand, the clip and the dual clip per token by hand, the
 loss against the peers' formulas written out (verl b178a3c, TRL f2cd577), and packing.
 """
@@ -43,46 +44,67 @@ def _flat(grads):
     return torch.cat([g.reshape(g.shape[0], -1) for g in grads], dim=1).double()
 
 
-@pytest.mark.parametrize("method", ["none", "rloo", "grpo"])
-def test_a_group_estimators_expected_update_is_g_c1_minus_c0_times_grad_p(micro, method):
-    """One prompt (P(correct) 0.36, its sum 2 digits then EOS), B = 20 batches of 120 groups of
-    G = 4 answers, each batch drawn by its own copy of the model (a pack of B: one forward and one
-    backward give the B batch gradients). The loss is seq-mean-token-sum-norm with constant 1,
-    μ = 1, no clip, no KL: −(1/(nG)) Σ_i A_i Σ_t log π(o_it), so −G·∇loss is the mean over the
-    batch's groups of a group's summed update Σ_i A_i ∇log π(o_i).
-
-    Tolerances: cosine ≥ 0.99 with G·(c1 − c0)·∇P; the projection ĝ·g*/|g*|² (the norm ratio
-    along g*) within 4 s.e. of 1, its s.e. from the B batch means (< 0.03, so the test can fail);
-    the norm ratio |ĝ|/|g*| is that projection divided by the cosine, so within
-    [1 − 4 s.e., (1 + 4 s.e.)/cos]. REINFORCE's cosine is 1 by construction (A = r: every update
-    is a multiple of ∇log P(correct)); only its norm is tested."""
+@pytest.fixture(scope="module")
+def groups(micro):
+    """Many groups of one prompt (P(correct) 0.36, its sum 2 digits then EOS): B = 20 batches of
+    n = 120 groups of G = 4 answers, each batch drawn by its own copy of the model (a pack of B,
+    so one forward and one backward give the B batch gradients), and the exact ∇P(correct) by
+    autograd of teacher forcing: a dict."""
     ttask, base = micro
     prompt, B, n, G = 2, 20, 120, 4
     pack = {k: v.expand(B, *v.shape[1:]).clone().requires_grad_() for k, v in base.items()}
     prompts = torch.from_numpy(ttask["prompt"][[prompt] * n])  # [n, Lp]
     tokens, lengths = sample_answers(pack, MICRO, prompts, G, [generator((35, b)) for b in range(B)])
-    L = tokens.shape[-1]
     r = np.stack([reward_correct(ttask, [prompt] * n, tokens[b].numpy(), lengths[b].numpy())
-                  for b in range(B)])
-    seq_prompts = prompts[None, :, None].expand(B, n, G, -1).reshape(B, n * G, -1)
-    logp = token_logprob(pack, MICRO, seq_prompts, tokens.reshape(B, n * G, L)).reshape(B, n, G, L)
-    A = np.stack([advantages(r[b], method) for b in range(B)])  # [B, n, G]
-    loss, _ = token_loss(logp, logp.detach(), A, token_mask(lengths, L), Objective(), norm=1)
-    updates = -G * _flat(torch.autograd.grad(loss.sum(), list(pack.values())))  # [B, D]
-
+                  for b in range(B)])  # [B, n, G]
     one = {k: v.clone().requires_grad_() for k, v in base.items()}
     p = sequence_logprob(one, MICRO, ttask["prompt"][[prompt]], ttask["answers"][[prompt], :1],
                          ttask["answer_len"][[prompt], :1])[0, 0, 0].exp()
     grad_p = _flat(torch.autograd.grad(p, list(one.values())))[0]
     p = float(p.detach())
     assert 0.3 < p < 0.4 and abs(r.mean() - p) < 4 * np.sqrt(p * (1 - p) / r.size)
-    c1_minus_c0 = exact_moments(uniform_wrong_prompt(p, ttask["M"]), method, G)[0] / (p * (1 - p))
+    return dict(pack=pack, prompts=prompts, tokens=tokens, lengths=lengths, r=r, p=p, grad_p=grad_p,
+                B=B, n=n, G=G, M=ttask["M"])
+
+
+def _mean_updates(groups, method, loss_agg):
+    """Each batch's mean over its groups of a group's update −G·∇loss at μ = 1, no clip, no KL, the
+    Dr. GRPO constant 1: [B, D]. With seq-mean-token-sum-norm the loss is
+    −(1/(nG)) Σ_i A_i Σ_t log π(o_it), so this is a group's summed update Σ_i A_i ∇log π(o_i)."""
+    B, n, G = groups["B"], groups["n"], groups["G"]
+    tokens, pack = groups["tokens"], groups["pack"]
+    L = tokens.shape[-1]
+    seq_prompts = groups["prompts"][None, :, None].expand(B, n, G, -1).reshape(B, n * G, -1)
+    logp = token_logprob(pack, MICRO, seq_prompts, tokens.reshape(B, n * G, L)).reshape(B, n, G, L)
+    A = np.stack([advantages(groups["r"][b], method) for b in range(B)])  # [B, n, G]
+    loss, _ = token_loss(logp, logp.detach(), A, token_mask(groups["lengths"], L),
+                         Objective(loss_agg=loss_agg), norm=1)
+    return -G * _flat(torch.autograd.grad(loss.sum(), list(pack.values())))
+
+
+def _cosine(x, y):
+    return float(x @ y / (x.norm() * y.norm()))
+
+
+@pytest.mark.parametrize("method", ["none", "rloo", "grpo"])
+def test_a_group_estimators_expected_update_is_g_c1_minus_c0_times_grad_p(groups, method):
+    """Answers summed (seq-mean-token-sum-norm, constant 1), 0/1 rewards: the mean update over
+    2,400 groups against G·(c1 − c0)·∇P, c1 − c0 = E[ĝ_0]/(p(1 − p)) from the toy's exact_moments.
+
+    Tolerances: cosine ≥ 0.99; the projection ĝ·g*/|g*|² (the norm ratio along g*) within 4 s.e.
+    of 1, its s.e. from the B = 20 batch means (< 0.03, so the test can fail); the norm ratio
+    |ĝ|/|g*| is that projection divided by the cosine, so within [1 − 4 s.e., (1 + 4 s.e.)/cos].
+    REINFORCE's cosine is 1 by construction (A = r: every update is a multiple of
+    ∇log P(correct)); only its norm is tested."""
+    B, G, p = groups["B"], groups["G"], groups["p"]
+    updates = _mean_updates(groups, method, "seq-mean-token-sum-norm")  # [B, D]
+    c1_minus_c0 = exact_moments(uniform_wrong_prompt(p, groups["M"]), method, G)[0] / (p * (1 - p))
     if method in ("none", "rloo"):
         assert c1_minus_c0 == pytest.approx(1.0, rel=1e-12)  # unbiased for ∇p: E[A|1] − E[A|0] = 1
-    exact = G * c1_minus_c0 * grad_p
+    exact = G * c1_minus_c0 * groups["grad_p"]
 
     mean = updates.mean(dim=0)
-    cos = float(mean @ exact / (mean.norm() * exact.norm()))
+    cos = _cosine(mean, exact)
     proj = (updates @ exact / (exact @ exact)).numpy()  # [B]: each batch's component along the exact update
     se = proj.std(ddof=1) / np.sqrt(B)
     norm_ratio = float(mean.norm() / exact.norm())
@@ -90,6 +112,16 @@ def test_a_group_estimators_expected_update_is_g_c1_minus_c0_times_grad_p(micro,
     assert cos >= 0.99, cos
     assert se < 0.03 and abs(proj.mean() - 1) < 4 * se, (proj.mean(), se)
     assert 1 - 4 * se <= norm_ratio <= (1 + 4 * se) / cos, (norm_ratio, se, cos)
+
+
+@pytest.mark.parametrize("method", ["rloo", "grpo"])
+def test_per_answer_length_normalisation_turns_the_update_off_grad_p(groups, method):
+    """The same groups under seq-mean-token-mean (each answer's tokens averaged): a wrong answer's
+    push is divided by its own length, so the expected update is no longer along ∇P (the
+    prototype's cosine: 0.943). Measured 0.962 here, 0.964 and 0.957 on each half of the batches
+    (so its noise is ~0.005): cosine < 0.98, where answers summed give 0.998 (the test above)."""
+    mean = _mean_updates(groups, method, "seq-mean-token-mean").mean(dim=0)
+    assert _cosine(mean, groups["grad_p"]) < 0.98
 
 
 def test_each_aggregation_modes_token_weights_by_hand():
@@ -284,3 +316,7 @@ def test_training_reruns_and_packs_give_the_same_bits_and_learn(micro):
     assert out["pass1"][-1, 0] > out["pass1"][0, 0] + 0.2, out["pass1"]  # measured 0.36 -> 0.84
     with pytest.raises(ValueError, match="needs baseline"):
         train(MICRO, ttask, [(0, 0)], "learned", start=base, steps=1)
+    with pytest.raises(ValueError, match="no KL in the reward"):
+        train(MICRO, ttask, [(0, 0)], "nsr", start=base, steps=1, obj=Objective(kl_beta=0.1, kl_placement="reward"))
+    with pytest.raises(ValueError, match="optimizer"):
+        train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=1, optimizer="rmsprop")
