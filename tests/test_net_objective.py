@@ -317,6 +317,7 @@ def test_training_reruns_and_packs_give_the_same_bits_and_learn(micro):
     with pytest.raises(ValueError, match="needs baseline"):
         train(MICRO, ttask, [(0, 0)], "learned", start=base, steps=1)
     with pytest.raises(ValueError, match="no KL in the reward"):
-        train(MICRO, ttask, [(0, 0)], "nsr", start=base, steps=1, obj=Objective(kl_beta=0.1, kl_placement="reward"))
+        train(MICRO, ttask, [(0, 0)], "nsr", start=base, steps=1,
+              obj=Objective(kl_beta=0.1, kl_placement="reward"))
     with pytest.raises(ValueError, match="optimizer"):
         train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=1, optimizer="rmsprop")
