@@ -69,10 +69,10 @@ def token_loss(logp, logp_old, A, mask, obj=None, logp_ref=None, norm=None):
     gradient); logp_old: the same under π_old, the sampler (no gradient; at the first of μ updates
     it equals logp, ρ = 1 and nothing is clipped); A: [E, n, G] each answer's advantage; mask:
     [E, n, G, L] the answers' tokens (token_mask); obj: rlvr.objective.Objective (None: the
-    lecture's defaults), whose clip_low,
-    clip_high, clip_c, kl_beta, kl_estimator and loss_agg are read here (its epochs by the
-    caller); logp_ref: [E, n, G, L] under π_ref (read when obj.kl_beta); norm: Dr. GRPO's
-    constant C (token_weights). clipped: the counted tokens the clip held.
+    lecture's defaults), whose clip_low, clip_high, clip_c, kl_beta, kl_estimator and loss_agg
+    are read here (its epochs by the caller); logp_ref: [E, n, G, L] under π_ref (read when
+    obj.kl_beta); norm: Dr. GRPO's constant C (token_weights). clipped: the counted tokens the
+    clip held.
 
     Token t of answer i costs −A_i ρ_t (or the clip's constant) + β k(ℓ_t), weighted by
     token_weights. A KL in the reward is shaped into the rewards before the advantages (not here).
