@@ -148,15 +148,25 @@ def forward(params, cfg, tokens, cache=None):
     return logits.log_softmax(dim=-1)
 
 
+def token_logprob(params, cfg, prompts, answers):
+    """log π(answer token t | prompt, answer tokens before t) by teacher forcing, each model on its
+    own batch: [E, B, La] float32, with the gradient.
+
+    prompts: [E, B, Lp] ids; answers: [E, B, La] ids. Positions at and after PAD hold the log-prob
+    of token N_OUT − 1 instead (PAD is never predicted): mask them by the answers' lengths.
+    """
+    Lp = prompts.shape[-1]
+    seq = torch.cat([prompts, answers], dim=-1)[..., :-1]  # the last token is only predicted, never read
+    logp = forward(params, cfg, seq)[:, :, Lp - 1 :]  # [E, B, La, n_out]
+    return logp.gather(-1, answers.clamp(max=cfg.n_out - 1)[..., None])[..., 0]
+
+
 def answer_logprob(params, cfg, prompts, answers, answer_len):
     """log π(answer | prompt) by teacher forcing, each model on its own batch: [E, B] float64.
 
     prompts: [E, B, Lp] ids; answers: [E, B, La] ids, of which the first answer_len: [E, B] are
     counted (EOS included; whatever follows, PAD, is ignored). Keeps the gradient.
     """
-    Lp, La = prompts.shape[-1], answers.shape[-1]
-    seq = torch.cat([prompts, answers], dim=-1)[..., :-1]  # the last token is only predicted, never read
-    logp = forward(params, cfg, seq)[:, :, Lp - 1 :]  # [E, B, La, n_out]
-    tok = logp.gather(-1, answers.clamp(max=cfg.n_out - 1)[..., None])[..., 0]  # PAD targets masked below
-    counted = torch.arange(La) < answer_len[..., None]  # [E, B, La]
+    tok = token_logprob(params, cfg, prompts, answers)  # PAD targets masked below
+    counted = torch.arange(answers.shape[-1]) < answer_len[..., None]  # [E, B, La]
     return (tok.double() * counted).sum(dim=-1)

@@ -1,0 +1,118 @@
+"""GRPO-style training of E packed network models on the token task, top to bottom (issue 35).
+
+Each step, each model e draws n prompts and G answers to each from its own generator (seeded
+from its key, e.g. (row, seed)), rewards them (1 iff the sum then EOS), takes the advantages
+from the toy's estimator registry on its own rewards [n, G], and makes μ = obj.epochs updates of
+rlvr.net.objective.token_loss. The models share nothing but the Python loop: their losses are
+summed, so each gets its own gradient, and SGD and Adam act elementwise, so at one thread a
+model's numbers are the same bits alone or packed (tested). π_ref, for the KL, is the start.
+"""
+
+import numpy as np
+import torch
+
+from ..estimators import ESTIMATORS, advantages
+from ..kl import kl_estimate
+from ..objective import Objective
+from .exact import p_correct
+from .model import generator, init_params, token_logprob
+from .objective import token_loss, token_mask
+from .sample import sample_answers
+from .tokens import reward_correct
+
+SAMPLE_STREAM = 2  # a model's sampling generator is generator((*key, SAMPLE_STREAM))
+OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
+READ = ("logp", "correctness", "weights")  # what the network gives an estimator beyond the rewards
+
+
+def check(method, obj, optimizer):
+    """ValueError for what this trainer cannot run yet (or ever)."""
+    obj.check()
+    missing = set(ESTIMATORS[method].needs) - set(READ) if method in ESTIMATORS else set()
+    if method not in ESTIMATORS or missing:
+        raise ValueError(f"method {method!r}: unknown, or needs {', '.join(sorted(missing))}, which the "
+                         "network does not give yet (a learned V, the policy over all answers)")
+    if obj.kl_in_reward and "correctness" in ESTIMATORS[method].needs:
+        raise ValueError(f"method {method!r} reads correctness off the reward: no KL in the reward")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer {optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
+
+
+def _token_logp(params, cfg, prompts, answers, shape):
+    """Each answer token's log-prob under params, [E, n·G, ·] sequences -> shape [E, n, G, L]."""
+    return token_logprob(params, cfg, prompts, answers).reshape(shape)
+
+
+def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8, norm=None):
+    """One step of E packed models: rollouts, rewards, advantages, μ = obj.epochs updates of
+    params (in place, by opt). ref: π_ref's parameters (read when obj.kl_beta); gens: E generators.
+    Returns (mean reward [E], share of (token, update) pairs the clip held [E], mean answer tokens [E])."""
+    E = len(gens)
+    prompt_tok = torch.from_numpy(ttask["prompt"])
+    # rollouts: n prompts and G answers each, per model from its own generator
+    prompts = torch.stack([torch.randint(ttask["P"], (n,), generator=g) for g in gens])  # [E, n]
+    tokens, lengths = sample_answers(params, cfg, prompt_tok[prompts], G, gens, max_len)  # [E, n, G, L]
+    r = np.stack([reward_correct(ttask, prompts[e].numpy(), tokens[e].numpy(), lengths[e].numpy())
+                  for e in range(E)])  # [E, n, G]
+    mask = token_mask(lengths, max_len)  # [E, n, G, L]
+    seq_prompts = prompt_tok[prompts][:, :, None].expand(E, n, G, -1).reshape(E, n * G, -1)
+    seq_answers = tokens.reshape(E, n * G, max_len)
+    # the first update's log-probs, with gradient; the sampler is π_old
+    logp = _token_logp(params, cfg, seq_prompts, seq_answers, tokens.shape)
+    logp_old = logp.detach()
+    logp_ref = None
+    if obj.kl_beta:
+        with torch.no_grad():
+            logp_ref = _token_logp(ref, cfg, seq_prompts, seq_answers, tokens.shape)
+    # advantages: the registry, on each model's own batch
+    r_adv = r
+    if obj.kl_in_reward:  # verl use_kl_in_reward: β Σ_t k(ℓ_t) off each answer's reward
+        ell = (logp_old.double() - logp_ref.double()).numpy()
+        r_adv = r - obj.kl_beta * (kl_estimate(ell, obj.kl_estimator) * mask.numpy()).sum(axis=-1)
+    seq_logp = (logp_old.double() * mask).sum(dim=-1).numpy()  # [E, n, G] log π_old(answer)
+    A = np.stack([advantages(r_adv[e], method, logp=seq_logp[e]) for e in range(E)])  # [E, n, G]
+    loss_obj = obj._replace(kl_beta=0.0) if obj.kl_in_reward else obj
+    # μ updates on this batch; the first is on-policy (ρ = 1)
+    clipped_tokens = torch.zeros(E)
+    for epoch in range(obj.epochs):
+        if epoch:
+            logp = _token_logp(params, cfg, seq_prompts, seq_answers, tokens.shape)
+        loss, clipped = token_loss(logp, logp_old, A, mask, loss_obj, logp_ref, norm)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()  # each model's loss has only its own parameters
+        opt.step()
+        clipped_tokens += clipped.sum(dim=(1, 2, 3))
+    clip_share = clipped_tokens / (mask.sum(dim=(1, 2, 3)) * obj.epochs)
+    return r.mean(axis=(1, 2)), clip_share.numpy(), lengths.double().mean(dim=(1, 2)).numpy()
+
+
+def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, obj=None,
+          optimizer="adam", max_len=8, norm=None, record_every=10):
+    """Train len(keys) = E models packed from `start` (parameters {name: [E or 1, ...]}, e.g. the
+    base; None: a fresh init from the keys) for `steps` steps of n prompts × G answers (train_step).
+
+    Returns {"reward": [steps, E] mean reward of each step's batch, "clip_share": [steps, E] share
+    of the (token, update) pairs the clip held, "length": [steps, E] mean answer tokens,
+    "record_steps": [R] the steps before which (and after the last) "pass1": [R, E], the exact
+    P(correct) averaged over all prompts, was taken, "params": the final parameters}.
+    obj: rlvr.objective.Objective (None: the lecture's, μ = 1, no KL, every answer alike).
+    """
+    obj = Objective() if obj is None else obj
+    check(method, obj, optimizer)
+    E = len(keys)
+    if start is None:
+        start = init_params(cfg, keys)
+    params = {k: v.detach().expand(E, *v.shape[1:]).clone().requires_grad_() for k, v in start.items()}
+    ref = {k: v.detach().clone() for k, v in params.items()}  # π_ref: where training starts
+    opt = OPTIMIZERS[optimizer](params.values(), lr=lr)
+    gens = [generator((*key, SAMPLE_STREAM)) for key in keys]
+    out = {name: np.zeros((steps, E)) for name in ("reward", "clip_share", "length")}
+    record_steps, pass1 = sorted({*range(0, steps, record_every), steps}), []
+    for step in range(steps + 1):
+        if step in record_steps:
+            pass1.append(p_correct(params, cfg, ttask).mean(axis=1))
+        if step < steps:
+            out["reward"][step], out["clip_share"][step], out["length"][step] = train_step(
+                params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len, norm)
+    return out | {"record_steps": np.array(record_steps), "pass1": np.stack(pass1),
+                  "params": {k: v.detach() for k, v in params.items()}}
