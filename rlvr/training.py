@@ -586,21 +586,37 @@ def row_columns(task, row):
                                     for rec in out["history"]])
                   for metric in CURVES}  # [T, n_levels + 1] each: per level, then over all prompts
         n = curves["pass1"].size
-        curve = {k: [v] * n for k, v in ident.items()}
-        curve.update({"seed": [seed] * n, "step": np.repeat(steps, len(names)),
+        curve = {k: repeated(v, n) for k, v in ident.items()}
+        curve.update({"seed": repeated(seed, n), "step": np.repeat(steps, len(names)),
                       "answers": np.repeat(answers, len(names)), "level": names * len(steps)})
         curve.update({metric: values.ravel() for metric, values in curves.items()})
         exact = passk_columns(out["logits"], task, row.k)
-        passk = {k: [v] * len(exact["k"]) for k, v in ident.items()}
-        passk["seed"] = [seed] * len(exact["k"])
+        passk = {k: repeated(v, len(exact["k"])) for k, v in ident.items()}
+        passk["seed"] = repeated(seed, len(exact["k"]))
         passk.update(exact)
         klgrad = kl_gradient_columns(out["logits"], task["logits"])
-        klgrad = {**{k: [v] * len(klgrad["estimator"]) for k, v in ident.items()},
-                  "seed": [seed] * len(klgrad["estimator"]), **klgrad}
+        klgrad = {**{k: repeated(v, len(klgrad["estimator"])) for k, v in ident.items()},
+                  "seed": repeated(seed, len(klgrad["estimator"])), **klgrad}
         P, M = out["logits"].shape
-        logits = {**{k: [v] * P for k, v in ident.items()}, "seed": [seed] * P, "prompt": np.arange(P),
-                  **{f"logit_{j}": out["logits"][:, j] for j in range(M)}}
+        logits = {**{k: repeated(v, P) for k, v in ident.items()}, "seed": repeated(seed, P),
+                  "prompt": np.arange(P), **{f"logit_{j}": out["logits"][:, j] for j in range(M)}}
         for table, cols in zip(tables, (summary, curve, passk, klgrad, logits)):
             table.append(cols)
-    return tuple({name: list(chain.from_iterable(cols[name] for cols in table)) for name in table[0]}
-                 for table in tables)
+    return tuple({name: joined([cols[name] for cols in table]) for name in table[0]} for table in tables)
+
+
+def repeated(value, n):
+    """value n times, as a column: a number as a numpy array (int64 or float64, the types Arrow
+    gives a list of Python ints or floats), anything else (a string) as a list."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return np.full(n, value)
+    return [value] * n
+
+
+def joined(parts):
+    """One column from the seeds' parts: numpy arrays joined as one array (Arrow takes it as it
+    is, where a list of numpy scalars is converted one by one: ~5 s of the default config), any
+    other parts as one list; the same values and types either way."""
+    if all(isinstance(part, np.ndarray) for part in parts):
+        return np.concatenate(parts)
+    return list(chain.from_iterable(parts))
