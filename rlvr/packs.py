@@ -75,9 +75,13 @@ def plan_packs(rows, jobs, code_of, P, M, results=None):
     for name, entries in (read_manifests(results) if results else {}).items():
         paths = [path for path, _, _ in entries]
         if claimed.isdisjoint(paths) and any(path in wanted for path in paths):
-            members = [wanted.get(path) or from_json(TrainRow, spec) for path, spec, _ in entries]
-            if all(to_json(job) == spec and code_of(job) == code
-                   for job, (_, spec, code) in zip(members, entries)):
+            try:  # a job no longer asked for is read off its spec, which another version may not read
+                members = [wanted.get(path) or from_json(TrainRow, spec) for path, spec, _ in entries]
+                current = all(to_json(job) == spec and code_of(job) == code
+                              for job, (_, spec, code) in zip(members, entries))
+            except (ValueError, TypeError, KeyError):
+                current = False
+            if current:
                 packs.append(Pack(name, tuple(members), *(tuple(x) for x in list(zip(*entries))[1:])))
                 claimed.update(paths)
     stretch, spent = {}, {}

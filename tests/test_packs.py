@@ -1,6 +1,7 @@
 """Training packs (rlvr/packs.py): which jobs one process trains, kept as they ran."""
 
 import dataclasses
+import json
 
 from rlvr import config as C
 from rlvr import io
@@ -89,4 +90,17 @@ def test_a_damaged_manifest_is_not_trusted(tmp_path):
     cold = plan(ROWS, tmp_path)
     finish(cold, tmp_path)
     (tmp_path / PACKS_DIR / f"{cold[0].name}.json").write_text("{not json")
+    assert by_job(plan(ROWS, tmp_path)) == by_job(cold)
+
+
+def test_a_manifest_this_version_cannot_read_a_job_of_is_planned_again(tmp_path):
+    """A kept pack's job that the config no longer asks for is read off its spec in the manifest;
+    one that this version cannot read (a knob since removed, an estimator unknown) makes the pack
+    planned again, not the parse fail."""
+    cold = plan(ROWS, tmp_path)
+    finish(cold, tmp_path)
+    manifest = tmp_path / PACKS_DIR / f"{cold[0].name}.json"
+    entries = json.loads(manifest.read_text())["jobs"]
+    entries.append(["runs/gone/row_seeds0", '{"experiment": "gone", "no_such_knob": 1}', "code"])
+    manifest.write_text(json.dumps({"jobs": entries}))
     assert by_job(plan(ROWS, tmp_path)) == by_job(cold)
