@@ -116,18 +116,6 @@ def code(stage, methods=()):
     return codeversion.code_version(stage, tuple(methods))
 
 
-# every estimator the tables may show, and how they show it (labels, colours): a param of the
-# tables job, so that a relabel redraws them and retrains nothing (a figures job's: figure_look)
-SHOWN_METHODS = tuple(
-    sorted(
-        {row.method for row in TRAIN_ROWS.values()}
-        | set(GRADSTAT_JOBS)
-        | set(config["gradient_stats"]["exact_curve"]["methods"])
-    )
-)
-LOOK = codeversion.display_version(SHOWN_METHODS)
-
-
 # every Parquet file this run writes: how it is made (stage, spec, code, inputs), which the rules
 # take their specs and input lists from, and the identity that binds it (rlvr/binding.py)
 PLAN = binding.plan(
