@@ -602,7 +602,7 @@ def row_columns(task, row):
                   "prompt": np.arange(P), **{f"logit_{j}": out["logits"][:, j] for j in range(M)}}
         for table, cols in zip(tables, (summary, curve, passk, klgrad, logits)):
             table.append(cols)
-    return tuple({name: joined([cols[name] for cols in table]) for name in table[0]} for table in tables)
+    return tuple({name: one_column([cols[name] for cols in table]) for name in table[0]} for table in tables)
 
 
 def repeated(value, n):
@@ -613,7 +613,7 @@ def repeated(value, n):
     return [value] * n
 
 
-def joined(parts):
+def one_column(parts):
     """One column from the seeds' parts: numpy arrays joined as one array (Arrow takes it as it
     is, where a list of numpy scalars is converted one by one: ~5 s of the default config), any
     other parts as one list; the same values and types either way."""

@@ -5,13 +5,12 @@ with the correct ones down-weighted (W-REINFORCE, λ = 0.1): rlvr/estimators.py.
 below is: rlvr/demos/__init__.py.
 """
 
-import numpy as np
-
 from .. import analysis as A
 from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
+from ..policy import softmax
 
 NUMBER = 13  # its place in the lecture's order; its table is demo13_negative_samples
 TITLE = "one sign of sample: PSR, NSR, W-REINFORCE"
@@ -136,9 +135,7 @@ def _where_the_mass_went(frames, tabular, level="very_hard"):
         return None
     task = frames["task"]
     logits = task[[c for c in task if c.startswith("logit_")]].to_numpy()[task["level_name"] == level]
-    pi = np.exp(logits - logits.max(axis=1, keepdims=True))
-    pi /= pi.sum(axis=1, keepdims=True)
-    reference = pi[:, 1:].max(axis=1).mean()  # one correct answer: answer 0 (tabular rows)
+    reference = softmax(logits)[:, 1:].max(axis=1).mean()  # one correct answer: answer 0 (tabular rows)
     largest = tabular["lr"].max()
     parts = []  # levels with their s.e., not differences: no ordering is claimed between them
     for method in [m for m in ("nsr", "w_reinforce", "psr", "grpo") if (tabular["method"] == m).any()]:

@@ -24,10 +24,11 @@ def identity(a, inputs=(), spec=None, code=None):
     given: a training job's pack has one of each a job), and the identities its input files
     carry, each checked against what the run planned (a foreign input is refused here, by name,
     before any work)."""
+    spec = getattr(a, "spec", None) if spec is None else spec
+    code = a.code if code is None else code
     planned = runlock.planned_jobs()
     ids = [io.input_identity(path, planned) for path in inputs]
-    return binding.identity(a.command, (spec if spec is not None else getattr(a, "spec", None)) or "",
-                            code if code is not None else a.code, ids)
+    return binding.identity(a.command, spec or "", code, ids)
 
 
 def bound(a, name, inputs=()):

@@ -3,7 +3,7 @@
 import time
 
 from .. import io
-from ..packs import Pack
+from ..packs import Pack, pack_name
 from ..specs import JOB_FILES, TrainRow, from_json
 from ..task import read_task
 from ..training import row_columns
@@ -32,4 +32,6 @@ def run(a):
         log(f"trained {job.path}, {len(job.seeds)} seeds in {time.perf_counter() - t0:.2f} s: "
             f"mean final pass@1 {mean:.3f}")
     if a.manifest:  # last: the mark of a finished pack, which a later run keeps (rlvr/packs.py)
-        io.write_bytes(a.manifest, Pack("", tuple(jobs), tuple(specs), tuple(codes)).manifest_text().encode())
+        pack = Pack(pack_name(jobs[0].experiment, [job.path for job in jobs]), tuple(jobs), tuple(specs),
+                    tuple(codes))
+        io.write_bytes(a.manifest, pack.manifest_text().encode())
