@@ -16,6 +16,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/task.smk"
 include: "workflow/rules/gradients.smk"
 include: "workflow/rules/training.smk"
+include: "workflow/rules/network.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/render.smk"
 

@@ -59,7 +59,7 @@ def timed_train_step(params, cfg, ttask, opt, gens, n=64, G=8, max_len=8):
     """One rlvr.net.train.train_step of E packed models (GRPO, μ = 1, no KL); returns (CPU-s of the
     step, 0: not split into parts, mean answer length), as model_step."""
     t0 = time.process_time()
-    _, _, length = train_step(params, None, opt, gens, cfg, ttask, "grpo", Objective(), n, G, max_len)
+    length = train_step(params, None, opt, gens, cfg, ttask, "grpo", Objective(), n, G, max_len)["length"]
     return time.process_time() - t0, 0.0, float(length.mean())
 
 

@@ -286,7 +286,7 @@ def build_parser():
                    help="print the whole config schema (every key, default, range)")
     s.set_defaults(fn=cmd_config)
 
-    def job(name, help, inputs=(), outputs=("out",)):
+    def job(name, help, inputs=(), outputs=("out",), compute=True):
         s = sub.add_parser(name, help=help)
         s.add_argument("--spec", required=True,
                        help="what to compute, as JSON (rlvr/specs.py); - reads it from stdin")
@@ -296,7 +296,7 @@ def build_parser():
             s.add_argument(f"--{x}", required=True, help=f"input: the {x} Parquet file")
         for x in outputs:
             s.add_argument(f"--{x}", required=True, help=f"output: the {x} Parquet file to write")
-        s.set_defaults(fn=run_stage, compute=True)
+        s.set_defaults(fn=run_stage, compute=compute)
 
     job("task", help="generate the task")
     job("reference", help="exact pass@k of the reference policy", inputs=("task",))
@@ -312,6 +312,17 @@ def build_parser():
                    help="output: write each job's files under this directory (<path>.<kind>.parquet)")
     s.add_argument("--manifest", help="output: the pack's manifest, written last (rlvr/packs.py)")
     s.set_defaults(fn=run_stage, compute=True)
+
+    job("net_base", help="the network's base: supervised learning on the toy's reference policy",
+        inputs=("task",), outputs=("out", "prompts"), compute=False)  # torch probes for pandas
+    s = sub.add_parser("net_train", help="train one network row, all its seeds packed, from the base")
+    s.add_argument("--spec", required=True, help="the row's spec as JSON (rlvr/net/specs.py)")
+    s.add_argument("--code", help="refuse to run unless the rlvr code has this hash (rlvr/codeversion.py)")
+    s.add_argument("--task", required=True, help="input: the task Parquet file")
+    s.add_argument("--base", required=True, help="input: the network's base (network/base.parquet)")
+    s.add_argument("--results", required=True,
+                   help="output: write the row's files under this directory (<path>.<kind>.parquet)")
+    s.set_defaults(fn=run_stage)  # torch probes for pandas: not refused here
 
     s = sub.add_parser("aggregate", help="concatenate per-job Parquet files")
     s.add_argument("--out", action="append", required=True, help="an output file (repeatable)")
@@ -386,7 +397,7 @@ def check_code(a):
 
 
 # the arguments naming what a command writes (or deletes); a pipeline stage's is --out
-WRITES = {"train": ("results", "manifest"),
+WRITES = {"train": ("results", "manifest"), "net_base": ("out", "prompts"), "net_train": ("results",),
           "render": ("tables", "figures", "checksums"), "assemble": ("all", "claims", "checksums", "drop"),
           "all": ("results", "figures"), "clean": ("results",), "config": (), "claims": ()}
 

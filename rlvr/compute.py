@@ -23,8 +23,8 @@ def compute_all(cfg, log=lambda msg: None):
     # code versions name what made a file: only the identities write_results binds need them
     steps = _plan(cfg, code=lambda stage, methods=(): "")
     total = {stage: len({s.spec for s in steps.values() if s.stage == stage})  # jobs, not files
-             for stage in ("gradstats", "train")}
-    made, done, task, ran = {}, {"gradstats": 0, "train": 0}, None, set()
+             for stage in ("gradstats", "train", "net_train")}
+    made, done, task, ran = {}, dict.fromkeys(total, 0), None, set()
     for name, step in steps.items():
         if step in ran:  # a training job's other files, made with its first
             continue
@@ -36,9 +36,10 @@ def compute_all(cfg, log=lambda msg: None):
         made.update(_make(name, step, made, task))
         if step.stage in done:
             done[step.stage] += 1
-            log(f"{'gradient stats' if step.stage == 'gradstats' else 'training'} "
-                f"{done[step.stage]}/{total[step.stage]}: {name.rpartition('.')[0] or name}")
-    return {key: made[binding.NAMES[key]] for key in RESULT_FILES}
+            what = {"gradstats": "gradient stats", "train": "training", "net_train": "network"}[step.stage]
+            log(f"{what} {done[step.stage]}/{total[step.stage]}: {name.rpartition('.')[0] or name}")
+    # the network's results only where the config asks for the network
+    return {key: made[binding.NAMES[key]] for key in RESULT_FILES if binding.NAMES[key] in made}
 
 
 def _make(name, step, made, task):
@@ -61,6 +62,17 @@ def _make(name, step, made, task):
     if step.stage == "train":
         row = from_json(TrainRow, step.spec)
         return {f"{row.path}.{kind}": pa.table(cols) for kind, cols in zip(TRAINED, row_columns(task, row))}
+    if step.stage in ("net_base", "net_train"):  # torch: loaded only for a config with the network
+        from .net import results as net
+        from .net.specs import BASE, BASE_PROMPTS, NetBase, NetRow
+
+        if step.stage == "net_base":
+            params, prompts = net.base_columns(task, from_json(NetBase, step.spec))
+            return {BASE: pa.table(params), BASE_PROMPTS: pa.table(prompts)}
+        row, base = from_json(NetRow, step.spec), made[BASE]
+        start = net.params_from_columns(base["name"].to_numpy(zero_copy_only=False), base["value"].to_numpy(),
+                                        net.model_of(row))
+        return {f"{row.path}.{kind}": pa.table(cols) for kind, cols in net.row_columns(task, row, start)[0].items()}
     tables = [made[i] for i in step.inputs]  # an aggregate
     if name == binding.NAMES["passk"]:  # the trained policies' pass@k, then the reference's rows
         return {name: io.with_reference_rows(io.concat_tables(tables[:-1], step.inputs[:-1]), tables[-1])}
@@ -70,7 +82,7 @@ def _make(name, step, made, task):
 def _plan(cfg, code):
     """binding.plan of cfg as one process computes it: one job a training row."""
     return binding.plan(cfg, C.train_jobs(C.train_rows(cfg)), C.gradstat_jobs(cfg), C.gradstat_cases(cfg),
-                        code)
+                        code, network=C.network_jobs(cfg))
 
 
 def write_results(tables, directory, cfg):
@@ -80,6 +92,8 @@ def write_results(tables, directory, cfg):
 
     ids = binding.identities(_plan(cfg, lambda stage, methods=(): code_version(stage, tuple(methods))))
     for key, name in RESULT_FILES.items():
+        if key not in tables:  # the network's, where the config does not ask for it
+            continue
         ident = ids[binding.NAMES[key]]
         table = tables[key].replace_schema_metadata(io.bound(binding.NAMES[key], ident))
         io.write_arrow(Path(directory) / name, table)

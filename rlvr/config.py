@@ -22,6 +22,7 @@ from . import io, specs
 from .budget import memory_mb, sampler_copies
 from .demos import DEMOS
 from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_FIELDS, expand_rows, row_schema
+from .net.specs import NET_FIELDS, NET_KNOBS, NetBase, NetRow
 from .objective import Objective
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
@@ -89,6 +90,7 @@ def schema():
     # libyaml's loader where PyYAML has it: the same values, a tenth of the time (40 ms a parse)
     out = yaml.load(SCHEMA_PATH.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     out["$defs"]["row"] = row_schema()
+    out["$defs"]["net_row"] = row_schema(NET_KNOBS)
     sections, properties = {d.name: experiment_schema(d) for d in DEMOS if d.module.ROWS}, {}
     sections = {DEMO_DEFAULTS: demo_defaults_schema(), **sections}
     for key, value in out["properties"].items():
@@ -715,6 +717,25 @@ def train_jobs(rows, results=None):
 
     return [dataclasses.replace(row, seeds=block) for row in rows
             for block in specs.seed_blocks(row.seeds, computed(row) if results else ())]
+
+
+def network_jobs(cfg):
+    """The network's base and its training jobs, one a row with all its seeds (packed along the
+    model's ensemble dimension): (NetBase, [NetRow]); (None, []) when the network is off."""
+    net = cfg["network"]
+    if not net["enabled"]:
+        return None, []
+    model, base = net["model"], net["base"]
+    sizes = tuple(model[key] for key in ("n_layer", "d_model", "n_head"))
+    task_seed = cfg["task"]["seed"]
+    made = NetBase(*sizes, base["steps"], base["batch"], float(base["lr"]), base["seed"], task_seed)
+    rows = [NetRow(method=r["method"], lr=float(r["lr"]), G=net["G"], prompts_per_step=net["prompts_per_step"],
+                   steps=net["steps"], max_len=net["max_len"], eval_every=net["eval_every"],
+                   seeds=tuple(sorted(net["seeds"])), k=tuple(cfg["reference"]["k"]), model=sizes,
+                   task_seed=task_seed,
+                   **{k.name: k.cast(r[k.name]) for k in NET_KNOBS if k.name not in ("method", "lr")})
+            for r, _ in expand_rows(net["rows"], "network", NET_FIELDS)]
+    return made, rows
 
 
 def asked(cfg):

@@ -26,7 +26,16 @@ RESULT_FILES = {
     "curves": "curves.parquet",
     "passk": "passk_trained.parquet",
     "klgrad": "kl_gradients.parquet",
+    # the network (issue 35, rlvr/net/): its base's exact P(correct) per prompt beside the toy's,
+    # and its training jobs' files aggregated (rlvr/net/specs.py NET_FILES)
+    "net_base": "network/base_prompts.parquet",
+    "net_batches": "network_batches.parquet",
+    "net_curves": "network_curves.parquet",
+    "net_passk": "network_passk.parquet",
+    "net_prompts": "network_prompts.parquet",
 }
+# the aggregated network results and the kind of the network training job's file each is made of
+NET_PARTS = {"net_batches": "batch", "net_curves": "curve", "net_passk": "passk", "net_prompts": "prompts"}
 
 
 # the aggregated results a training job writes its part of: the result's name and the kind of

@@ -79,7 +79,7 @@ def choices(knob):
     in rlvr/ (read when asked: rlvr/objective.py reads this module)."""
     from importlib import import_module
 
-    module, name = knob.value["registry"].split(".")
+    module, _, name = knob.value["registry"].rpartition(".")
     return tuple(getattr(import_module(f".{module}", __package__), name))
 
 
@@ -143,10 +143,10 @@ ROW_FIELDS = tuple(knob.name for knob in ROW_KNOBS)
 OBJECTIVE = tuple(knob.name for knob in ROW_KNOBS if knob.objective)
 
 
-def row_schema():
+def row_schema(knobs=ROW_KNOBS):
     """The JSON schema of a config row: every knob, each a value or a non-empty list (a grid)."""
     properties = {}
-    for knob in ROW_KNOBS:
+    for knob in knobs:
         one = {k: v for k, v in knob.value.items() if k != "registry"}
         if "registry" in knob.value:
             one["enum"] = list(choices(knob))
@@ -162,7 +162,7 @@ def row_schema():
     return {"description": "one training configuration; a list in place of any value makes the row a grid: "
                            "every combination, in the order written (the knobs: rlvr/knobs.py)",
             "type": "object", "additionalProperties": False,
-            "required": [k.name for k in ROW_KNOBS if k.default == REQUIRED], "properties": properties}
+            "required": [k.name for k in knobs if k.default == REQUIRED], "properties": properties}
 
 
 # the knobs a row may leave at their defaults, named in its path only where it does not: the
@@ -178,13 +178,13 @@ def path_tokens(values):
                    if (v := values[k.name]) != k.spec_default)
 
 
-def expand_rows(rows, section):
+def expand_rows(rows, section, fields=ROW_FIELDS):
     """Yield (row, keys) for every row of a `rows:` list, grids expanded: a row with a list in
     place of a value stands for every combination, in the order written.
-    keys names each value's place in the config (for error messages)."""
+    keys names each value's place in the config (for error messages); fields: the row's knobs."""
     for i, row in enumerate(rows):
         axes = {}
-        for field in ROW_FIELDS:
+        for field in fields:
             value = row[field]
             if isinstance(value, list):
                 axes[field] = [(v, f"{section}.rows[{i}].{field}[{j}]") for j, v in enumerate(value)]

@@ -22,7 +22,7 @@ from rlvr.net.model import Config, generator, init_params, token_logprob
 from rlvr.net.objective import token_loss, token_mask, token_weights
 from rlvr.net.sample import sample_answers
 from rlvr.net.tokens import make_token_task, reward_correct
-from rlvr.net.train import train
+from rlvr.net.train import BATCH_STATS, train
 from rlvr.objective import Objective
 from rlvr.task import make_task
 
@@ -308,8 +308,9 @@ def test_training_reruns_and_packs_give_the_same_bits_and_learn(micro):
     packed = train(MICRO, ttask, [(0, 0), (1, 0)], "grpo", **run)
     alone = train(MICRO, ttask, [(1, 0)], "grpo", **run)
     assert packed["pass1"].shape == (3, 2) and packed["record_steps"].tolist() == [0, 2, 3]
-    for name in ("reward", "clip_share", "length", "pass1"):
+    for name in (*BATCH_STATS, "pass1"):
         assert np.array_equal(packed[name][:, 1:], alone[name]), name
+    assert np.array_equal(packed["probs"][:, 1:], alone["probs"])
     assert all(torch.equal(packed["params"][k][1:], alone["params"][k]) for k in alone["params"])
     assert not np.array_equal(packed["reward"][:, 0], packed["reward"][:, 1])  # their own samples
     out = train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=30, n=8, G=8, lr=3e-3, record_every=30)

@@ -33,6 +33,7 @@ from . import (
     lr_sweep,
     narrowing_remedies,
     negative_samples,
+    network,
     off_policy,
     passk_after_training,
     rank_bias,
@@ -43,7 +44,7 @@ from . import (
 )
 
 MODULES = (clipping, dynamic_sampling, gradients, group_size, kl_penalty, loss_aggregation, lr_sweep,
-           narrowing_remedies, negative_samples, off_policy, passk_after_training, rank_bias, reference,
+           narrowing_remedies, negative_samples, network, off_policy, passk_after_training, rank_bias, reference,
            shared_policy, spurious_rewards, training)
 
 

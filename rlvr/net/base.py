@@ -14,6 +14,7 @@ on what it is packed with.
 """
 
 import math
+import sys
 
 import numpy as np
 import torch
@@ -36,7 +37,7 @@ def train_base(cfg, ttask, keys, steps=1500, batch=512, lr=3e-3, warmup=50, lr_m
     """Train len(keys) models packed; returns (params {name: [E, ...]}, losses [steps, E] numpy).
 
     ttask: rlvr.net.tokens.make_token_task's mapping (its "logits" are π_ref's); keys: one tuple of
-    ints per model. log_every > 0 prints the mean loss every that many steps.
+    ints per model. log_every > 0 prints the mean loss every that many steps (to stderr).
     """
     params = {k: v.requires_grad_() for k, v in init_params(cfg, keys).items()}
     gens = [generator((*key, DATA_STREAM)) for key in keys]
@@ -60,5 +61,5 @@ def train_base(cfg, ttask, keys, steps=1500, batch=512, lr=3e-3, warmup=50, lr_m
         opt.step()
         losses[step] = loss.detach().numpy()
         if log_every and (step + 1) % log_every == 0:
-            print(f"step {step + 1}: loss {losses[step].mean():.4f}", flush=True)
+            print(f"base: step {step + 1} of {steps}, loss {losses[step].mean():.4f}", file=sys.stderr, flush=True)
     return {k: v.detach() for k, v in params.items()}, losses

@@ -14,15 +14,16 @@ import torch
 from ..estimators import ESTIMATORS, advantages
 from ..kl import kl_estimate
 from ..objective import Objective
-from .exact import p_correct
+from .exact import candidate_probs
 from .model import generator, init_params, token_logprob
 from .objective import token_loss, token_mask
 from .sample import sample_answers
+from .specs import READ
 from .tokens import reward_correct
 
 SAMPLE_STREAM = 2  # a model's sampling generator is generator((*key, SAMPLE_STREAM))
-OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
-READ = ("logp", "correctness", "weights")  # what the network gives an estimator beyond the rewards
+OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}  # rlvr/net/specs.py names them
+BATCH_STATS = ("reward", "reward_zero_std", "clip_share", "length")  # per step and model (train_step)
 
 
 def check(method, obj, optimizer):
@@ -43,10 +44,13 @@ def _token_logp(params, cfg, prompts, answers, shape):
     return token_logprob(params, cfg, prompts, answers).reshape(shape)
 
 
-def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8, norm=None):
+def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8, norm=None, reward_offset=0.0):
     """One step of E packed models: rollouts, rewards, advantages, μ = obj.epochs updates of
-    params (in place, by opt). ref: π_ref's parameters (read when obj.kl_beta); gens: E generators.
-    Returns (mean reward [E], share of (token, update) pairs the clip held [E], mean answer tokens [E])."""
+    params (in place, by opt). ref: π_ref's parameters (read when obj.kl_beta); gens: E generators;
+    reward_offset: added to every reward the estimator sees (the lecture's demo 3).
+    Returns {name: [E]} for BATCH_STATS: the batch's mean reward, the share of its groups whose
+    rewards are all equal (no signal: TRL's frac_reward_zero_std), the share of (token, update)
+    pairs the clip held, the answers' mean tokens (EOS included)."""
     E = len(gens)
     prompt_tok = torch.from_numpy(ttask["prompt"])
     # rollouts: n prompts and G answers each, per model from its own generator
@@ -65,12 +69,13 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
         with torch.no_grad():
             logp_ref = _token_logp(ref, cfg, seq_prompts, seq_answers, tokens.shape)
     # advantages: the registry, on each model's own batch
-    r_adv = r
+    r_adv = r + reward_offset
     if obj.kl_in_reward:  # verl use_kl_in_reward: β Σ_t k(ℓ_t) off each answer's reward
         ell = (logp_old.double() - logp_ref.double()).numpy()
-        r_adv = r - obj.kl_beta * (kl_estimate(ell, obj.kl_estimator) * mask.numpy()).sum(axis=-1)
+        r_adv = r_adv - obj.kl_beta * (kl_estimate(ell, obj.kl_estimator) * mask.numpy()).sum(axis=-1)
     seq_logp = (logp_old.double() * mask).sum(dim=-1).numpy()  # [E, n, G] log π_old(answer)
-    A = np.stack([advantages(r_adv[e], method, logp=seq_logp[e]) for e in range(E)])  # [E, n, G]
+    A = np.stack([advantages(r_adv[e], method, logp=seq_logp[e], offset=reward_offset)
+                  for e in range(E)])  # [E, n, G]
     loss_obj = obj._replace(kl_beta=0.0) if obj.kl_in_reward else obj
     # μ updates on this batch; the first is on-policy (ρ = 1)
     clipped_tokens = torch.zeros(E)
@@ -83,18 +88,19 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
         opt.step()
         clipped_tokens += clipped.sum(dim=(1, 2, 3))
     clip_share = clipped_tokens / (mask.sum(dim=(1, 2, 3)) * obj.epochs)
-    return r.mean(axis=(1, 2)), clip_share.numpy(), lengths.double().mean(dim=(1, 2)).numpy()
+    return {"reward": r.mean(axis=(1, 2)), "reward_zero_std": (r.std(axis=2) == 0).mean(axis=1),
+            "clip_share": clip_share.numpy(), "length": lengths.double().mean(dim=(1, 2)).numpy()}
 
 
 def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, obj=None,
-          optimizer="adam", max_len=8, norm=None, record_every=10):
+          optimizer="adam", max_len=8, norm=None, record_every=10, reward_offset=0.0):
     """Train len(keys) = E models packed from `start` (parameters {name: [E or 1, ...]}, e.g. the
     base; None: a fresh init from the keys) for `steps` steps of n prompts × G answers (train_step).
 
-    Returns {"reward": [steps, E] mean reward of each step's batch, "clip_share": [steps, E] share
-    of the (token, update) pairs the clip held, "length": [steps, E] mean answer tokens,
-    "record_steps": [R] the steps before which (and after the last) "pass1": [R, E], the exact
-    P(correct) averaged over all prompts, was taken, "params": the final parameters}.
+    Returns {name: [steps, E] for each of BATCH_STATS (train_step), "record_steps": [R] the steps
+    before which (and after the last) "probs": [R, E, P, M], each candidate's exact probability
+    (rlvr.net.exact.candidate_probs: column 0 is P(correct)), and "pass1": [R, E], P(correct)
+    averaged over the prompts, were taken, "params": the final parameters}.
     obj: rlvr.objective.Objective (None: the lecture's, μ = 1, no KL, every answer alike).
     """
     obj = Objective() if obj is None else obj
@@ -106,13 +112,16 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
     ref = {k: v.detach().clone() for k, v in params.items()}  # π_ref: where training starts
     opt = OPTIMIZERS[optimizer](params.values(), lr=lr)
     gens = [generator((*key, SAMPLE_STREAM)) for key in keys]
-    out = {name: np.zeros((steps, E)) for name in ("reward", "clip_share", "length")}
-    record_steps, pass1 = sorted({*range(0, steps, record_every), steps}), []
+    out = {name: np.zeros((steps, E)) for name in BATCH_STATS}
+    record_steps, probs = sorted({*range(0, steps, record_every), steps}), []
     for step in range(steps + 1):
         if step in record_steps:
-            pass1.append(p_correct(params, cfg, ttask).mean(axis=1))
+            probs.append(candidate_probs(params, cfg, ttask))
         if step < steps:
-            out["reward"][step], out["clip_share"][step], out["length"][step] = train_step(
-                params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len, norm)
-    return out | {"record_steps": np.array(record_steps), "pass1": np.stack(pass1),
+            stats = train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len, norm,
+                               reward_offset)
+            for name in BATCH_STATS:
+                out[name][step] = stats[name]
+    probs = np.stack(probs)
+    return out | {"record_steps": np.array(record_steps), "probs": probs, "pass1": probs[..., 0].mean(axis=2),
                   "params": {k: v.detach() for k, v in params.items()}}

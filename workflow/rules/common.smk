@@ -1,4 +1,5 @@
 # Helpers shared by the rules: config validation, the jobs it asks for, paths, the rlvr command.
+import hashlib
 import json
 import os
 import shlex
@@ -12,6 +13,7 @@ BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not installed
 
 from rlvr import binding, budget, io, packs, runlock, specs
+from rlvr.net import specs as netspecs
 from rlvr import config as C
 from rlvr import codeversion
 from rlvr.demos import DEMOS
@@ -116,6 +118,20 @@ def code(stage, methods=()):
     return codeversion.code_version(stage, tuple(methods))
 
 
+# the network's base and training jobs (None, [] when the network is off): a rule a row, named
+# by a hash of its path
+NET_BASE, _NET_ROWS = C.network_jobs(config)
+NET_JOBS = {
+    f"network_{hashlib.sha256(job.path.encode()).hexdigest()[:10]}": job
+    for job in _NET_ROWS
+}
+
+
+def results_of_network_job(wildcards, output):
+    """A network training job's --results: its outputs' results/ (network/<method>/<file> in it)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(output[0])))
+
+
 # every Parquet file this run writes: how it is made (stage, spec, code, inputs), which the rules
 # take their specs and input lists from, and the identity that binds it (rlvr/binding.py)
 PLAN = binding.plan(
@@ -124,6 +140,7 @@ PLAN = binding.plan(
     GRADSTAT_JOBS.values(),
     C.gradstat_cases(config),
     code,
+    network=(NET_BASE, _NET_ROWS),
 )
 IDENTITIES = binding.identities(PLAN)
 

@@ -1,0 +1,32 @@
+"""Train one network row, all its seeds packed, from the base, and write its files
+(rlvr/net/results.py row_columns): per step the batch's statistics; per record the exact curves
+by level, the exact pass@k and every prompt's exact P(correct)."""
+
+import time
+
+from .. import io
+from ..net.results import model_of, params_from_columns, row_columns
+from ..net.specs import NET_FILES, NetRow
+from ..specs import from_json
+from ..task import read_task
+from . import identity, log
+
+
+def run(a):
+    row = from_json(NetRow, a.spec)
+    job_id = identity(a, [a.task, a.base])  # a foreign task or base is refused before any work
+    base = io.read_arrow(a.base, required=("name", "value"))
+    try:
+        start = params_from_columns(base["name"].to_numpy(zero_copy_only=False), base["value"].to_numpy(),
+                                    model_of(row), where=a.base)
+    except ValueError as err:
+        raise io.InputError(str(err)) from None
+    t0 = time.perf_counter()
+    log(f"network {row.path}: {len(row.seeds)} seeds x {row.steps} steps of {row.prompts_per_step} prompts "
+        f"x {row.G} answers")
+    tables, out = row_columns(read_task(a.task), row, start)
+    for kind in NET_FILES:  # the prompts last: the mark of a finished job
+        io.write_table(f"{a.results}/{row.path}.{kind}.parquet", tables[kind],
+                       io.bound(f"{row.path}.{kind}", job_id))
+    log(f"network {row.path}: exact pass@1 {out['pass1'][0].mean():.3f} -> {out['pass1'][-1].mean():.3f} "
+        f"(mean of {len(row.seeds)} seeds) in {time.perf_counter() - t0:.1f} s")

@@ -1,0 +1,100 @@
+"""What a network job computes (issue 35), spelled once and without torch: the config layer and
+the Snakefile read these; the jobs (rlvr/jobs/net_base.py, net_train.py) rebuild them from JSON.
+
+A network row is a toy row's estimator, lr, reward offset and objective knobs (rlvr/knobs.py:
+the same names, defaults, checks and path tokens) plus the network's own knobs (NET_ONLY); all
+of a row's seeds train in one job, packed along the model's ensemble dimension, and a seed's
+numbers are the same bits alone or packed (tests/test_net_model.py).
+"""
+
+from dataclasses import dataclass, field, make_dataclass
+
+from ..knobs import KNOBS, OBJECTIVE, OPTIONAL, Knob, path_tokens
+from ..specs import seeds_label
+
+# what the network gives an estimator beyond the rewards (rlvr/estimators.py's `needs`): an
+# estimator that needs more (a learned V, the policy over all answers) cannot train it
+READ = ("logp", "correctness", "weights", "offset")
+OPTIMIZERS = ("adam", "sgd")  # rlvr/net/train.py maps each to its torch optimizer
+
+# the network's own knobs, declared as the toy's are
+NET_ONLY = (
+    Knob("optimizer", "adam", "the network's optimizer: adam (what the field runs; it rescales each "
+         "estimator's update) or sgd (the toy's: the update is the estimator's, times lr)",
+         {"type": "string", "registry": "net.specs.OPTIMIZERS"}, token="opt"),
+)
+# a network row's knobs: the toy's that mean the same on a network, then the network's own
+NET_KNOBS = (*(KNOBS[name] for name in ("method", "lr", "reward_offset", *OBJECTIVE)), *NET_ONLY)
+NET_FIELDS = tuple(knob.name for knob in NET_KNOBS)
+MODEL_KEYS = ("n_layer", "d_model", "n_head")  # rlvr.net.model.Config's sizes a config sets
+
+# the files a network training job writes, <row path>_seeds<seeds>.<kind>.parquet, in the order
+# it writes them: per step the batch's statistics; per record the exact curves, the exact pass@k,
+# and each prompt's exact P(correct) (written last: a finished job's mark)
+NET_FILES = ("batch", "curve", "passk", "prompts")
+BASE = "network/base"  # the base's parameters (network/base.parquet)
+BASE_PROMPTS = "network/base_prompts"  # the base's exact P(correct) per prompt beside the toy's
+
+
+@dataclass(frozen=True)
+class NetBase:
+    """The base: the model's sizes and its supervised learning on the toy's reference policy
+    (rlvr.net.base.train_base), from the model's init drawn with key (seed,)."""
+
+    n_layer: int
+    d_model: int
+    n_head: int
+    steps: int
+    batch: int
+    lr: float
+    seed: int
+    task_seed: int  # the config's task.seed: the prompts' numbers (rlvr.net.tokens.make_token_task)
+
+
+@dataclass(frozen=True)
+class _NetJob:
+    """What every network training job has, whatever its knobs (NetRow adds those)."""
+
+    method: str
+    lr: float
+    G: int
+    prompts_per_step: int
+    steps: int
+    max_len: int  # answer tokens the sampler draws at most, EOS included
+    eval_every: int  # every prompt's exact P(correct) recorded every this many steps
+    seeds: tuple  # trained together, packed; ascending
+    k: tuple  # exact pass@k recorded for these k
+    model: tuple  # (n_layer, d_model, n_head): the base's
+    task_seed: int  # the config's task.seed: the prompts' numbers (rlvr.net.tokens.make_token_task)
+
+    @property
+    def row_path(self):
+        """What names the row under results/, whatever its seeds: a knob away from its default
+        adds its token and value (rlvr/knobs.py), as in a toy row's path."""
+        values = {k.name: getattr(self, k.name, k.spec_default) for k in (*OPTIONAL, *NET_ONLY)}
+        own = "".join(f"_{k.token}{values[k.name]}" for k in NET_ONLY if values[k.name] != k.spec_default)
+        return (f"network/{self.method}/lr{self.lr!r}_off{self.reward_offset!r}_G{self.G}"
+                f"_n{self.prompts_per_step}_s{self.steps}_len{self.max_len}{path_tokens(values)}{own}")
+
+    @property
+    def path(self):
+        return f"{self.row_path}_seeds{seeds_label(self.seeds)}"
+
+    @property
+    def methods(self):
+        return (self.method,)
+
+
+# a row's knobs beyond method and lr, with their defaults (a spec leaves those out: to_json)
+NetRow = make_dataclass("NetRow", [(k.name, type(k.spec_default), field(default=k.spec_default))
+                                   for k in NET_KNOBS if k.name not in ("method", "lr")],
+                        bases=(_NetJob,), frozen=True)
+NetRow.__module__ = __name__
+# the columns that name a network row in each of its files
+ROW_COLUMNS = ("method", "lr", "optimizer", "reward_offset", "G", "prompts_per_step", "steps", "max_len",
+               *OBJECTIVE)
+
+
+def objective_of(row):
+    """The row's rlvr.objective.Objective fields {name: value}."""
+    return {name: getattr(row, name) for name in OBJECTIVE}
