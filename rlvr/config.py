@@ -778,4 +778,9 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
                          "--configfile replaces the default list, it does not extend it")
     for name in base.keys() - by_experiment.keys():
         lines.append(f"{name:<{w}} off")
+    _, net_rows = network_jobs(cfg)
+    if net_rows:  # a job a row, all its seeds packed; and the base, one job
+        runs = sum(len(r.seeds) for r in net_rows)
+        lines.append(f"{'network':<{w}} {len(net_rows):3d} rows x {len(net_rows[0].seeds):2d} seeds = {runs:4d} runs  "
+                     f"{jobs('network', len(net_rows))}, and its base")
     return lines

@@ -10,6 +10,7 @@ workflow/rules/common.smk, as Snakemake runs no `onstart` in a dry run) and the 
 on a few lines; `--workflow-profile none` prints Snakemake's own dry run.
 """
 
+import re
 import sys
 import threading
 import time
@@ -34,6 +35,8 @@ DRY_RUN_MORE = "rlvr: each job and why it would run: snakemake -n --workflow-pro
 NOTHING_TO_BE_DONE = "Nothing to be done"
 WIDTH = 100  # of the lines of a dry run's job stats
 TRAIN = "train"  # the training packs' rules are train_<pack> (rlvr/packs.py)
+NETWORK = "network"  # the network's training rules are network_<hash of its row> (workflow/rules/network.smk)
+NETWORK_ROW = re.compile(rf"^{NETWORK}_[0-9a-f]{{10}}$")
 
 
 @dataclass
@@ -45,10 +48,10 @@ def job_stats(stats):
     """Snakemake's "Job stats" table ({rule: jobs, ..., "total": jobs}) on a few lines, a rule
     never apart from its count: "Job stats (216 jobs): task 1, train 182, ..." """
     total = stats.get("total", sum(stats.values()))
-    folded = {}  # the training packs' rules, train_<pack>, as one: "train"
+    folded = {}  # the training packs' rules, train_<pack>, as one: "train"; network_<hash>: "network"
     for rule, count in stats.items():
         if rule != "total":
-            key = TRAIN if rule.startswith(f"{TRAIN}_") else rule
+            key = TRAIN if rule.startswith(f"{TRAIN}_") else NETWORK if NETWORK_ROW.match(rule) else rule
             folded[key] = folded.get(key, 0) + count
     lines, line = [], f"Job stats ({total} jobs):"
     for rule, count in folded.items():
@@ -65,6 +68,8 @@ def job_name(rule, wildcards):
     train_<experiment>_<hash>, rlvr/packs.py) "train" and its demo."""
     if rule.startswith(f"{TRAIN}_"):
         return f"{TRAIN} {rule[len(TRAIN) + 1:].rsplit('_', 1)[0]}"
+    if NETWORK_ROW.match(rule):
+        return NETWORK
     return rule
 
 

@@ -30,11 +30,15 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def default_results():
-    """Every stage of the default config, computed in-process once: {name: pandas DataFrame}."""
+    """Every stage of the default config but the network, computed in-process once: {name: pandas
+    DataFrame}. The network's base alone is minutes of CPU; its claims are checked against a
+    pipeline run's results (`python -m rlvr claims --doc FINDINGS.md --check`, BENCHMARKS.md)."""
     from rlvr.compute import compute_all
     from rlvr.config import load_config
 
-    tables = compute_all(load_config(REPO / "config" / "config.yaml"))
+    cfg = load_config(REPO / "config" / "config.yaml")
+    cfg["network"]["enabled"] = False
+    tables = compute_all(cfg)
     return {k: v.to_pandas() for k, v in tables.items()}
 
 

@@ -14,6 +14,7 @@ from .. import analysis as A
 from .. import claims as K
 from .. import style
 from ..task import LEVEL_KEYS
+from . import loss_aggregation, negative_samples, training
 
 NUMBER = 17  # its place in the order; its table is demo17_network
 TITLE = "the bridge: the toy's predictions on a network"
@@ -33,6 +34,8 @@ def check_section(section, task, checks):
     from ..knobs import expand_rows
     from ..net.specs import NET_FIELDS, NET_KNOBS, READ
 
+    if not section["enabled"]:  # off: nothing of it runs, and a small task may not fit its sizes
+        return
     model = section["model"]
     checks.need(model["d_model"] % model["n_head"] == 0, "network.model.d_model",
                 f"{model['d_model']} must be a multiple of network.model.n_head = {model['n_head']}")
@@ -159,9 +162,9 @@ def _toy_paired(frames, experiment, this, base, value, shown=""):
 
 
 def _demo(name):
-    from . import DEMOS
-
-    return next(d.number for d in DEMOS if d.name == name)
+    """The number of the toy demo whose rows a prediction reads."""
+    return {"training": training, "loss_aggregation": loss_aggregation,
+            "negative_samples": negative_samples}[name].NUMBER
 
 
 def _top_k(frames):

@@ -475,6 +475,8 @@ def what_runs(jobs, recorded=None):
             trained += [job.path for job in pack.jobs]
         elif rule_name == "gradient_stats":
             name = "gradient_stats"
+        elif rule_name in NET_JOBS:
+            name = "network"
         else:
             continue
         to_run[name] = to_run.get(name, 0) + 1
