@@ -72,7 +72,8 @@ def _make(name, step, made, task):
         row, base = from_json(NetRow, step.spec), made[BASE]
         start = net.params_from_columns(base["name"].to_numpy(zero_copy_only=False), base["value"].to_numpy(),
                                         net.model_of(row))
-        return {f"{row.path}.{kind}": pa.table(cols) for kind, cols in net.row_columns(task, row, start)[0].items()}
+        tables, _ = net.row_columns(task, row, start)
+        return {f"{row.path}.{kind}": pa.table(cols) for kind, cols in tables.items()}
     tables = [made[i] for i in step.inputs]  # an aggregate
     if name == binding.NAMES["passk"]:  # the trained policies' pass@k, then the reference's rows
         return {name: io.with_reference_rows(io.concat_tables(tables[:-1], step.inputs[:-1]), tables[-1])}

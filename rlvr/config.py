@@ -729,7 +729,8 @@ def network_jobs(cfg):
     sizes = tuple(model[key] for key in ("n_layer", "d_model", "n_head"))
     task_seed = cfg["task"]["seed"]
     made = NetBase(*sizes, base["steps"], base["batch"], float(base["lr"]), base["seed"], task_seed)
-    rows = [NetRow(method=r["method"], lr=float(r["lr"]), G=net["G"], prompts_per_step=net["prompts_per_step"],
+    rows = [NetRow(method=r["method"], lr=float(r["lr"]), G=net["G"],
+                   prompts_per_step=net["prompts_per_step"],
                    steps=net["steps"], max_len=net["max_len"], eval_every=net["eval_every"],
                    seeds=tuple(sorted(net["seeds"])), k=tuple(cfg["reference"]["k"]), model=sizes,
                    task_seed=task_seed,
@@ -781,6 +782,7 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
     _, net_rows = network_jobs(cfg)
     if net_rows:  # a job a row, all its seeds packed; and the base, one job
         runs = sum(len(r.seeds) for r in net_rows)
-        lines.append(f"{'network':<{w}} {len(net_rows):3d} rows x {len(net_rows[0].seeds):2d} seeds = {runs:4d} runs  "
+        lines.append(f"{'network':<{w}} {len(net_rows):3d} rows x {len(net_rows[0].seeds):2d} seeds = "
+                     f"{runs:4d} runs  "
                      f"{jobs('network', len(net_rows))}, and its base")
     return lines

@@ -18,8 +18,9 @@ from rlvr.specs import to_json
 from rlvr.task import make_task
 
 TINY = REPO / "config" / "test.yaml"
-MICRO = {"enabled": True, "model": {"n_layer": 1, "d_model": 16, "n_head": 2}, "base": {"steps": 20, "batch": 32},
-         "steps": 4, "prompts_per_step": 4, "G": 4, "eval_every": 2, "seeds": [0, 1],
+MICRO = {"enabled": True, "model": {"n_layer": 1, "d_model": 16, "n_head": 2},
+         "base": {"steps": 20, "batch": 32}, "steps": 4, "prompts_per_step": 4, "G": 4, "eval_every": 2,
+         "seeds": [0, 1],
          "rows": [{"method": ["grpo", "none"], "lr": 0.01}]}
 
 
@@ -35,14 +36,17 @@ def micro_config(tmp_path, **network):
 def test_a_config_asks_for_a_base_and_a_job_a_row_and_bad_rows_are_refused(tmp_path):
     base, rows = C.network_jobs(C.load_config(micro_config(tmp_path)))
     assert (base.n_layer, base.d_model, base.n_head, base.steps) == (1, 16, 2, 20)
+    agg = "seq-mean-token-sum-norm"
     assert [(r.method, r.seeds, r.optimizer, r.loss_agg) for r in rows] == \
-        [("grpo", (0, 1), "adam", "seq-mean-token-sum-norm"), ("none", (0, 1), "adam", "seq-mean-token-sum-norm")]
+        [("grpo", (0, 1), "adam", agg), ("none", (0, 1), "adam", agg)]
     assert len({r.path for r in rows}) == 2 and all(r.path.startswith("network/") for r in rows)
     assert C.network_jobs(C.load_config(TINY)) == (None, [])  # off: nothing planned
     for rows, key, message in (
             ([{"method": "learned", "lr": 0.01}], "network.rows[0].method", "'learned' needs baseline"),
-            ([{"method": "grpo", "lr": 0.01, "optimizer": "rmsprop"}], "network.rows[0].optimizer", "rmsprop"),
-            ([{"method": "grpo", "lr": 0.01}, {"method": "grpo", "lr": 0.01}], "network.rows[1]", "duplicates"),
+            ([{"method": "grpo", "lr": 0.01, "optimizer": "rmsprop"}], "network.rows[0].optimizer",
+             "rmsprop"),
+            ([{"method": "grpo", "lr": 0.01}, {"method": "grpo", "lr": 0.01}], "network.rows[1]",
+             "duplicates"),
             ([{"method": "grpo", "lr": -1}], "network.rows[0].lr", "")):
         with pytest.raises(C.ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")) as err:
             C.load_config(micro_config(tmp_path, rows=rows))
@@ -57,7 +61,8 @@ def test_a_rows_numbers_are_the_same_bits_alone_packed_and_rerun():
     from rlvr.net import results as net
 
     task = make_task(P=8, M=4, seed=0)
-    base_spec, rows = C.network_jobs(C.validate_config({**yaml.safe_load(TINY.read_text()), "network": MICRO}))
+    cfg = C.validate_config({**yaml.safe_load(TINY.read_text()), "network": MICRO})
+    base_spec, rows = C.network_jobs(cfg)
     params, prompts = net.base_columns(task, base_spec)
     assert len(prompts["p_correct"]) == 8 and np.all(prompts["mass_on_candidates"] <= 1 + 1e-6)
     start = net.params_from_columns(params["name"], params["value"], net.model_of(base_spec))

@@ -10,8 +10,11 @@ not resolved. What each name below is: rlvr/demos/__init__.py.
 
 from typing import NamedTuple
 
+import numpy as np
+
 from .. import analysis as A
 from .. import claims as K
+from .. import figures as F
 from .. import style
 from ..task import LEVEL_KEYS
 from . import loss_aggregation, negative_samples, training
@@ -291,4 +294,75 @@ def claims(frames):
     return out
 
 
-FIGURES = {}
+def passk_side_by_side(frames):
+    """Exact pass@k against k after training minus before, the toy (left: its rows the predictions
+    read) beside the network (right: its Adam rows at the default loss), mean over seeds with a
+    95% band; the dashed zero line is the start (the toy's reference, the network's base)."""
+    fig, axes = F.subplots(1, 2, height=2.5)  # each its own y: the network moves less
+    toy, net = axes[0]
+    got = A.passk_and_reference(frames, "training")
+    drawn = []
+    if got is not None:
+        top, ref, _ = got
+        for method in ("none", "rloo", "grpo"):
+            here = A.select_rows(top, method=method, lr=2.0, reward_offset=0.0, shared_lr=0.0)
+            if len(here):
+                here = here.assign(change=here["pass_at_k"] - here["k"].map(ref))
+                s = A.over_seeds(here, "k", "change")
+                F.line(toy, s.index, s, method, label=style.label(method))
+                drawn.append(method)
+    ns = A.passk_and_reference(frames, "negative_samples")
+    if ns is not None:
+        top, ref, _ = ns
+        for method in ("psr", "nsr"):
+            here = A.select_rows(top, method=method, lr=2.0, shared_lr=0.0)
+            if len(here):
+                here = here.assign(change=here["pass_at_k"] - here["k"].map(ref))
+                F.line(toy, here["k"].unique(), A.over_seeds(here, "k", "change"), method, label=style.label(method))
+                drawn.append(method)
+    p = frames["net_passk"]
+    p = p[(p["optimizer"] == "adam") & (p["loss_agg"] == DEFAULT_AGG) & (p["reward_offset"] == 0.0)]
+    for method in dict.fromkeys(p["method"]):
+        here = p[p["method"] == method]
+        here = here[here["lr"] == here["lr"].min()]
+        start = here[here["step"] == here["step"].min()]
+        final = here[here["step"] == here["step"].max()]
+        d = A.paired(final, start, "pass_at_k", on=("seed", "k"))
+        F.line(net, d["k"].unique(), A.over_seeds(d, "k", "pass_at_k"), method,
+               label=None if method in drawn else style.label(method))
+    for ax, title in ((toy, "toy (demos 3, 13; SGD, lr 2)"), (net, "network (Adam)")):
+        ax.axhline(0, color="black", ls="--", lw=0.8)
+        F.log_ticks(ax, sorted(set(frames["net_passk"]["k"])))
+        ax.set_xlabel("k")
+        ax.set_title(title)
+    toy.set_ylabel("pass@k, final − start")
+    handles = [h for ax in (toy, net) for h in ax.get_legend_handles_labels()[0]]
+    F.legend_below(fig, handles, ncol=5)
+    return fig
+
+
+def base_against_toy(frames):
+    """Each prompt's exact P(correct) under the network's base against the toy reference's, log
+    scales, a colour per level; the diagonal is equality."""
+    fig, axes = F.subplots(1, 1, height=2.6)
+    ax = axes[0][0]
+    b = frames["net_base"]
+    shades = F.matplotlib().colormaps["viridis"](np.linspace(0, 0.8, len(LEVEL_KEYS)))  # as demo 1's
+    for i, (key, colour) in enumerate(zip(LEVEL_KEYS, shades)):
+        sub = b[b["level"] == i]
+        ax.scatter(sub["toy_p_correct"], sub["p_correct"].clip(lower=1e-6), s=6, color=colour,
+                   label=F.LEVEL_LABELS[key])
+    lo = 1e-6
+    ax.plot([lo, 1], [lo, 1], color="black", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("toy reference: P(correct)")
+    ax.set_ylabel("network base: P(correct)")
+    F.legend_below(fig, ncol=4)
+    return fig
+
+
+FIGURES = {
+    "network_passk": (passk_side_by_side, ("runs", "passk", "net_passk")),
+    "network_base": (base_against_toy, ("net_base",)),
+}

@@ -61,5 +61,6 @@ def train_base(cfg, ttask, keys, steps=1500, batch=512, lr=3e-3, warmup=50, lr_m
         opt.step()
         losses[step] = loss.detach().numpy()
         if log_every and (step + 1) % log_every == 0:
-            print(f"base: step {step + 1} of {steps}, loss {losses[step].mean():.4f}", file=sys.stderr, flush=True)
+            print(f"base: step {step + 1} of {steps}, loss {losses[step].mean():.4f}", file=sys.stderr,
+                  flush=True)
     return {k: v.detach() for k, v in params.items()}, losses

@@ -62,7 +62,8 @@ def row_columns(task, row, start):
     torch.set_num_threads(1)  # one thread: a seed's bits the same alone or packed (rlvr/net/model.py)
     ttask = make_token_task(task, seed=row.task_seed)
     out = train(model_of(row), ttask, [(seed,) for seed in row.seeds], row.method, start=start,
-                steps=row.steps, n=row.prompts_per_step, G=row.G, lr=row.lr, obj=Objective(**objective_of(row)),
+                steps=row.steps, n=row.prompts_per_step, G=row.G, lr=row.lr,
+                obj=Objective(**objective_of(row)),
                 optimizer=row.optimizer, max_len=row.max_len, record_every=row.eval_every,
                 reward_offset=row.reward_offset)
     seeds, steps = np.array(row.seeds), out["record_steps"]
@@ -85,10 +86,11 @@ def row_columns(task, row, start):
     wrong = probs[..., 1:]
     wrong_length = (wrong * length[:, 1:]).sum(-1) / wrong.sum(-1)  # [R, E, P]
     per_prompt = {"pass1": probs[..., 0], "mass_on_candidates": probs.sum(axis=-1),
-                  "length_correct": np.broadcast_to(length[:, 0], probs.shape[:3]), "length_wrong": wrong_length}
+                  "length_correct": np.broadcast_to(length[:, 0], probs.shape[:3]),
+                  "length_wrong": wrong_length}
     # [E, R, levels] each, flattened seed-major, then step, then level
-    by_level = {name: np.stack([v[..., where].mean(axis=-1) for _, where in groups], axis=-1).transpose(1, 0, 2)
-                for name, v in per_prompt.items()}
+    by_level = {name: np.stack([v[..., where].mean(axis=-1) for _, where in groups], axis=-1)
+                .transpose(1, 0, 2) for name, v in per_prompt.items()}
     L = len(groups)
     curve = rows(E * R * L, seed=np.repeat(seeds, R * L), step=np.tile(np.repeat(steps, L), E),
                  level=[key for _ in range(E * R) for key, _ in groups],
@@ -98,6 +100,7 @@ def row_columns(task, row, start):
     passk = rows(R * E * len(k), seed=np.repeat(seeds, R * len(k)), step=np.tile(np.repeat(steps, len(k)), E),
                  k=np.tile(k, R * E), pass_at_k=pk.transpose(1, 0, 2).reshape(-1))
     prompts = rows(R * E * P, seed=np.repeat(seeds, R * P), step=np.tile(np.repeat(steps, P), E),
-                   prompt=np.tile(np.arange(P), R * E), p_correct=probs[..., 0].transpose(1, 0, 2).reshape(-1),
+                   prompt=np.tile(np.arange(P), R * E),
+                   p_correct=probs[..., 0].transpose(1, 0, 2).reshape(-1),
                    mass_on_candidates=probs.sum(axis=-1).transpose(1, 0, 2).reshape(-1))
     return {"batch": batch, "curve": curve, "passk": passk, "prompts": prompts}, out

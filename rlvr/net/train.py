@@ -44,7 +44,8 @@ def _token_logp(params, cfg, prompts, answers, shape):
     return token_logprob(params, cfg, prompts, answers).reshape(shape)
 
 
-def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8, norm=None, reward_offset=0.0):
+def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8, norm=None,
+               reward_offset=0.0):
     """One step of E packed models: rollouts, rewards, advantages, μ = obj.epochs updates of
     params (in place, by opt). ref: π_ref's parameters (read when obj.kl_beta); gens: E generators;
     reward_offset: added to every reward the estimator sees (the lecture's demo 3).
