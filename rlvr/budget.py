@@ -177,6 +177,31 @@ def reference_seconds(P, n_samples, k):
     return JOB + REF_SAMPLE * n_samples * P * len(k)
 
 
+# the network (rlvr/net/, issue 35), at its default size (2 layers, d 64; BENCHMARKS.md "The
+# network's model-step"), one torch thread, scaled by n_layer · d_model² (at least a quarter: a
+# small model keeps its Python and launch costs)
+NET_TORCH = 2.0  # a network job's torch import (1.6 s measured), beyond JOB
+NET_BASE_ANSWER = 4e-4  # the base, per answer of its batch and step (0.097 CPU-s / 512 measured)
+NET_ANSWER = 7e-4  # a network training step, per answer sampled and updated (0.176 / 512) ...
+NET_EPOCH = 4e-4  # ... per answer and further update (μ > 1)
+NET_RECORD = 3e-5  # a record, per (seed, prompt, candidate) teacher-forced
+
+
+def network_seconds(net, P, M):
+    """CPU-seconds of the network section (its base and every row), estimated: {what: seconds}."""
+    from .knobs import expand_rows  # (the rows' knobs: epochs and the grid)
+    from .net.specs import NET_FIELDS
+
+    model = net["model"]
+    scale = max(0.25, model["n_layer"] * model["d_model"] ** 2 / (2 * 64**2))
+    base = JOB + NET_TORCH + net["base"]["steps"] * net["base"]["batch"] * NET_BASE_ANSWER * scale
+    answers = net["steps"] * net["prompts_per_step"] * net["G"] * len(net["seeds"])
+    records = (net["steps"] // net["eval_every"] + 2) * len(net["seeds"]) * P * M
+    rows = sum(JOB + NET_TORCH + (answers * (NET_ANSWER + NET_EPOCH * (row["epochs"] - 1)) + records * NET_RECORD)
+               * scale for row, _ in expand_rows(net["rows"], "network", NET_FIELDS))
+    return base, rows
+
+
 def hours(seconds):
     """A duration in words: '3.2 hours', '41 days', '2.1e+09 years'."""
     if seconds < 2 * 3600:
@@ -219,6 +244,18 @@ def parts(cfg, defaults, training):
     for name, rows, keys in training:
         every += rows
         out.append(Part(f"the {name} rows' training", sum(train_seconds(r, P, M) for r in rows), grown(keys)))
+    net = cfg["network"]
+    if net["enabled"]:
+        base, rows = network_seconds(net, P, M)
+        d_net = defaults["network"]
+        out.append(Part("the network's base", base, grown([("network.base.steps", net["base"]["steps"],
+                                                            d_net["base"]["steps"]),
+                                                           ("network.model.d_model", net["model"]["d_model"],
+                                                            d_net["model"]["d_model"])])))
+        out.append(Part("the network rows' training", rows, grown([
+            ("network.steps", net["steps"], d_net["steps"]), ("network.seeds", len(net["seeds"]),
+                                                              len(d_net["seeds"])),
+            ("network.rows", len(net["rows"]), len(d_net["rows"]))])))
     trained = sum(row_table_rows(r) for r in every)
     eval_every = cfg["trainer"]["eval_every"]
     out.append(Part("aggregating and rendering", 20 * JOB + ROW_SECONDS * trained,

@@ -109,3 +109,9 @@ def test_the_pipeline_writes_the_in_process_files_and_refuses_a_foreign_base(tmp
     assert proc.returncode == 2 and "base.parquet: the base of another model" in proc.stderr, proc.stderr
     assert not (tmp_path / "foreign").exists()
     assert BASE_PROMPTS == io.RESULT_FILES["net_base"].removesuffix(".parquet")
+
+
+def test_a_network_too_long_for_max_hours_is_refused_naming_its_key(tmp_path):
+    config = micro_config(tmp_path, steps=10**8)
+    with pytest.raises(C.ConfigError, match=r"config key network\.steps: 100,000,000 would make the config "):
+        C.load_config(config)
