@@ -197,8 +197,9 @@ def network_seconds(net, P, M):
     base = JOB + NET_TORCH + net["base"]["steps"] * net["base"]["batch"] * NET_BASE_ANSWER * scale
     answers = net["steps"] * net["prompts_per_step"] * net["G"] * len(net["seeds"])
     records = (net["steps"] // net["eval_every"] + 2) * len(net["seeds"]) * P * M
-    rows = sum(JOB + NET_TORCH + (answers * (NET_ANSWER + NET_EPOCH * (row["epochs"] - 1)) + records * NET_RECORD)
-               * scale for row, _ in expand_rows(net["rows"], "network", NET_FIELDS))
+    rows = sum(JOB + NET_TORCH + scale * (answers * (NET_ANSWER + NET_EPOCH * (row["epochs"] - 1))
+                                          + records * NET_RECORD)
+               for row, _ in expand_rows(net["rows"], "network", NET_FIELDS))
     return base, rows
 
 

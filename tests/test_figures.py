@@ -31,6 +31,7 @@ def results():
     two offsets and two lrs of some (the line styles): each figure's busiest case, in seconds."""
     import yaml
     from conftest import REPO
+    from test_network import MICRO
 
     from rlvr.compute import compute_all
     from rlvr.config import validate_config
@@ -55,6 +56,7 @@ def results():
     cfg["loss_aggregation"] = small | {"rows": [grpo | {"method": ["grpo", "dr_grpo"], "loss_agg": modes}]}
     cfg["shared_policy"] = small | {"rows": [{"method": ["none", "rloo", "grpo", "pkpo_k4"], "lr": 2.0,
                                               "shared_lr": [0.0, 0.5]}]}
+    cfg["network"] = MICRO | {"rows": [{"method": ["grpo", "psr", "nsr"], "lr": 0.01}]}  # demo 17's lines
     return {k: v.to_pandas() for k, v in compute_all(validate_config(cfg)).items() if k != "task"}
 
 

@@ -17,7 +17,7 @@ from .. import claims as K
 from .. import figures as F
 from .. import style
 from ..task import LEVEL_KEYS
-from . import loss_aggregation, negative_samples, training
+from . import loss_aggregation, negative_samples, shared_policy, training
 
 NUMBER = 17  # its place in the order; its table is demo17_network
 TITLE = "the bridge: the toy's predictions on a network"
@@ -25,7 +25,8 @@ SWITCHABLE = True
 # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 FRAMES = ('runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk')
 ROWS = False
-READS = ("training", "loss_aggregation", "negative_samples")  # the toy's rows its predictions read
+# the toy's rows its predictions read
+READS = ("training", "loss_aggregation", "shared_policy", "negative_samples")
 DEFAULT_AGG = "seq-mean-token-sum-norm"
 
 
@@ -69,104 +70,96 @@ class Prediction(NamedTuple):
     network: object  # frames -> (Difference, which network rows) or None
 
 
-def _net_final(frames, column, level="all", **row):
-    """{seed: (start, final)} of a network row's column in its curves (the row picked by its knobs)."""
-    c = A.select_rows(frames["net_curves"], level=level, **row)
-    if not len(c) or c[["method", "lr", "optimizer", "loss_agg"]].drop_duplicates().shape[0] != 1:
-        return None
-    last, first = c[c["step"] == c["step"].max()], c[c["step"] == c["step"].min()]
+# The network's rows are picked by knobs: a change against the base reads the row with the
+# largest lr (the strongest push), a comparison of two rows the largest lr both have. The toy's
+# rows are the lecture's lr 2, in the demo that shows the effect.
+
+
+def _net_lrs(frames, row):
+    """The lrs of the network rows with these knobs (sorted)."""
+    c = frames["net_passk"]
+    return sorted(set(A.select_rows(c, **row)["lr"]))
+
+
+def _start_final(frame, column, **where):
+    """(start, final) of a column by seed, from the first and last recorded step of one row."""
+    f = A.select_rows(frame, **where)
+    first, last = f[f["step"] == f["step"].min()], f[f["step"] == f["step"].max()]
     return first.set_index("seed")[column], last.set_index("seed")[column]
 
 
-def _net_passk(frames, k, **row):
-    """(start, final) pass@k by seed of a network row."""
-    p = A.select_rows(frames["net_passk"], k=k, **row)
-    if not len(p):
-        return None
-    return (p[p["step"] == p["step"].min()].set_index("seed")["pass_at_k"],
-            p[p["step"] == p["step"].max()].set_index("seed")["pass_at_k"])
+def _net_value(frames, value, row):
+    """(start, final) by seed of value ("pass1" at ("passk", k), or a curve's (column, level)) of
+    one network row."""
+    kind, arg = value
+    if kind == "passk":
+        return _start_final(frames["net_passk"], "pass_at_k", k=arg, **row)
+    return _start_final(frames["net_curves"], kind, level=arg, **row)
 
 
-def _adam(method, loss_agg=DEFAULT_AGG, optimizer="adam"):
+def _net(method, optimizer="adam", loss_agg=DEFAULT_AGG):
     return {"method": method, "optimizer": optimizer, "loss_agg": loss_agg, "reward_offset": 0.0}
 
 
-def _net_rows(frames, **row):
-    """The network rows matching row's knobs (at most one lr: the smallest)."""
-    runs = A.select_rows(frames["net_curves"], **row)
-    if not len(runs):
+def _net_change(frames, value, row):
+    """Final minus start of value for the network row with these knobs at its largest lr."""
+    lrs = _net_lrs(frames, row)
+    if not lrs:
         return None
-    return {**row, "lr": float(runs["lr"].min())}
+    start, final = _net_value(frames, value, {**row, "lr": lrs[-1]})
+    return (K.over_seeds((final - start).to_numpy()),
+            f"{style.label(row['method'])}, {_OPT[row['optimizer']]} lr {lrs[-1]:g}")
 
 
-def _net_change(frames, k, method):
-    """Final minus start of exact pass@k (k) for the network row of method (Adam, default loss)."""
-    row = _net_rows(frames, **_adam(method))
-    got = row and _net_passk(frames, k, **row)
-    if not got:
+def _net_paired(frames, value, this, base):
+    """Final value of this row minus base row, paired by seed, at the largest lr both have."""
+    lrs = sorted(set(_net_lrs(frames, this)) & set(_net_lrs(frames, base)))
+    if not lrs:
         return None
-    start, final = got
-    return K.over_seeds((final - start).to_numpy()), f"{style.label(method)}, Adam lr {row['lr']:g}"
+    a, b = (_net_value(frames, value, {**row, "lr": lrs[-1]})[1] for row in (this, base))
+    d = (a - b).dropna()
+    same = this["method"] == base["method"]
+    which = (f"{style.label(this['method'])}, {this['loss_agg']} − {base['loss_agg']}" if same
+             else f"{style.label(this['method'])} − {style.label(base['method'])}")
+    return K.over_seeds(d.to_numpy()), f"{which}, {_OPT[this['optimizer']]} lr {lrs[-1]:g}"
 
 
-def _net_paired(frames, this, base, value):
-    """this row minus base row, paired by seed, of value: ("passk", k) or (curve column, level)."""
-    a, b = _net_rows(frames, **this), _net_rows(frames, **base)
-    if a is None or b is None:
-        return None
-    kind, arg = value
-    get = (lambda row: _net_passk(frames, arg, **row)) if kind == "passk" else \
-        (lambda row: _net_final(frames, kind, level=arg, **row))
-    x, y = get(a), get(b)
-    if x is None or y is None:
-        return None
-    d = (x[1] - y[1]).dropna()
-    return K.over_seeds(d.to_numpy()), (f"{style.label(this['method'])} − {style.label(base['method'])}, "
-                                        f"{this['optimizer']} lr {a['lr']:g}")
+_OPT = {"adam": "Adam", "sgd": "SGD"}
 
 
-def _toy_change(frames, experiment, method, k, lr=None):
+def _toy_change(frames, experiment, k, row):
     """Final exact pass@k of a toy row minus the reference's, over seeds."""
     got = A.passk_and_reference(frames, experiment)
-    if got is None:
+    if got is None or k not in got[1].index:
         return None
-    top, ref, runs = got
-    here = A.select_rows(top, k=k, method=method, reward_offset=0.0, shared_lr=0.0)
-    if lr is None and len(here):
-        lr = float(here["lr"].min())
-    here = A.select_rows(here, lr=lr)
-    if not len(here) or k not in ref.index:
+    top, ref, _ = got
+    here = A.select_rows(top, k=k, **row)
+    if not len(here):
         return None
-    return K.over_seeds(here["pass_at_k"].to_numpy() - ref[k]), f"demo {_demo(experiment)}, lr {lr:g}"
+    shared = f", shared lr {row['shared_lr']:g}" if row.get("shared_lr") else ""
+    where = f"demo {_demo(experiment)}, lr {row['lr']:g}{shared}"
+    return K.over_seeds(here["pass_at_k"].to_numpy() - ref[k]), where
 
 
-def _toy_paired(frames, experiment, this, base, value, shown=""):
-    """A toy experiment's this minus base (knob values), paired by seed, of value ("final_pass1"
-    of its runs, ("passk", k), or ("length_wrong", level) of its curves' last step)."""
-    if value == "final_pass1":
-        runs = frames["runs"][frames["runs"]["experiment"] == experiment]
-        if not len(A.select_rows(runs, **this)) or not len(A.select_rows(runs, **base)):
-            return None
-        return K.paired(runs, "final_pass1", this, base), f"demo {_demo(experiment)}{shown}"
+def _toy_paired(frames, experiment, value, this, base):
+    """A toy experiment's this row minus base row (knob values), paired by seed: value is
+    ("passk", k) or a curve's (column, level) at its last step."""
     kind, arg = value
     if kind == "passk":
         got = A.passk_and_reference(frames, experiment)
-        if got is None:
-            return None
-        frame = got[0][got[0]["k"] == arg]
-        column = "pass_at_k"
+        frame, column = (None, None) if got is None else (got[0][got[0]["k"] == arg], "pass_at_k")
     else:
         c = frames["curves"]
         c = c[(c["experiment"] == experiment) & (c["level"] == arg)]
-        frame, column = c[c["step"] == c["step"].max()] if len(c) else c, kind
-    if not len(A.select_rows(frame, **this)) or not len(A.select_rows(frame, **base)):
+        frame, column = c[c["step"] == c["step"].max()], kind
+    if frame is None or not len(A.select_rows(frame, **this)) or not len(A.select_rows(frame, **base)):
         return None
-    return K.paired(frame, column, this, base), f"demo {_demo(experiment)}{shown}"
+    return K.paired(frame, column, this, base), f"demo {_demo(experiment)}, lr {this['lr']:g}"
 
 
 def _demo(name):
     """The number of the toy demo whose rows a prediction reads."""
-    return {"training": training, "loss_aggregation": loss_aggregation,
+    return {"shared_policy": shared_policy, "training": training, "loss_aggregation": loss_aggregation,
             "negative_samples": negative_samples}[name].NUMBER
 
 
@@ -174,60 +167,70 @@ def _top_k(frames):
     return int(frames["net_passk"]["k"].max())
 
 
+TOY_LR = 2.0  # the lecture's lr: every toy row a prediction reads
+_TABULAR = {"lr": TOY_LR, "shared_lr": 0.0}
+_SHARED_GRPO = {"method": "grpo", "lr": TOY_LR, "shared_lr": 0.05}  # demo 11's most shared
 PREDICTIONS = (
-    Prediction("crossover_pass1", {"en": "GRPO raises pass@1 (final − start)", "zh": "GRPO 提高 pass@1（训练后 − 训练前）"},
-               lambda f: _toy_change(f, "training", "grpo", 1, lr=2.0),
-               lambda f: _net_change(f, 1, "grpo")),
-    Prediction("crossover_passk", {"en": "GRPO lowers pass@{hi} (final − start)",
-                                   "zh": "GRPO 降低 pass@{hi}（训练后 − 训练前）"},
-               lambda f: _toy_change(f, "training", "grpo", _top_k(f), lr=2.0),
-               lambda f: _net_change(f, _top_k(f), "grpo")),
-    Prediction("nsr_against_psr", {"en": "NSR ends above PSR at pass@{hi}", "zh": "NSR 的 pass@{hi} 高于 PSR"},
-               lambda f: _toy_paired(f, "negative_samples", {"method": "nsr", "lr": 2.0, "shared_lr": 0.0},
-                                     {"method": "psr", "lr": 2.0, "shared_lr": 0.0}, ("passk", _top_k(f)),
-                                     ", lr 2"),
-               lambda f: _net_paired(f, _adam("nsr"), _adam("psr"), ("passk", _top_k(f)))),
-    Prediction("grpo_against_reinforce_sgd", {"en": "GRPO ends above REINFORCE at pass@1, SGD",
-                                              "zh": "GRPO 的 pass@1 高于 REINFORCE（SGD）"},
-               lambda f: _toy_paired(f, "training", {"method": "grpo", "lr": 2.0, "reward_offset": 0.0},
-                                     {"method": "none", "lr": 2.0, "reward_offset": 0.0}, "final_pass1",
-                                     ", lr 2"),
-               lambda f: _net_paired(f, _adam("grpo", optimizer="sgd"), _adam("none", optimizer="sgd"),
-                                     ("pass1", "all"))),
-    Prediction("grpo_against_reinforce_adam", {"en": "GRPO ends above REINFORCE at pass@1, Adam",
-                                               "zh": "GRPO 的 pass@1 高于 REINFORCE（Adam）"},
-               lambda f: _toy_paired(f, "training", {"method": "grpo", "lr": 2.0, "reward_offset": 0.0},
-                                     {"method": "none", "lr": 2.0, "reward_offset": 0.0}, "final_pass1",
-                                     ", lr 2 (SGD: the toy has no Adam)"),
-               lambda f: _net_paired(f, _adam("grpo"), _adam("none"), ("pass1", "all"))),
-    Prediction("length_wrong", {"en": "per-answer 1/|o| lengthens wrong answers (seq-mean-token-mean − "
-                                      "seq-mean-token-sum-norm, expected tokens)",
-                                "zh": "按回答 1/|o| 归一化使错误回答变长（seq-mean-token-mean − "
-                                      "seq-mean-token-sum-norm，期望长度）"},
-               lambda f: _toy_paired(f, "loss_aggregation", {"method": "grpo", "loss_agg": "seq-mean-token-mean"},
-                                     {"method": "grpo", "loss_agg": DEFAULT_AGG}, ("length_wrong", "all"),
-                                     ", GRPO lr 2"),
-               lambda f: _net_paired(f, _adam("grpo", "seq-mean-token-mean"), _adam("grpo"),
-                                     ("length_wrong", "all"))),
+    # Yue et al.: RL raises pass@1 and lowers pass@k at large k; the toy shows it with shared weights
+    Prediction("crossover_pass1", {"en": "GRPO: pass@1, final − start",
+                                   "zh": "GRPO：pass@1，训练后 − 训练前"},
+               lambda f: _toy_change(f, "shared_policy", 1, _SHARED_GRPO),
+               lambda f: _net_change(f, ("passk", 1), _net("grpo"))),
+    Prediction("crossover_passk", {"en": "GRPO: pass@{hi}, final − start",
+                                   "zh": "GRPO：pass@{hi}，训练后 − 训练前"},
+               lambda f: _toy_change(f, "shared_policy", _top_k(f), _SHARED_GRPO),
+               lambda f: _net_change(f, ("passk", _top_k(f)), _net("grpo"))),
+    # Zhu et al.: training on the wrong answers alone keeps pass@k at large k
+    Prediction("nsr_against_psr", {"en": "final pass@{hi}: NSR − PSR", "zh": "训练后 pass@{hi}：NSR − PSR"},
+               lambda f: _toy_paired(f, "negative_samples", ("passk", _top_k(f)),
+                                     {"method": "nsr", **_TABULAR}, {"method": "psr", **_TABULAR}),
+               lambda f: _net_paired(f, ("passk", _top_k(f)), _net("nsr"), _net("psr"))),
+    # the lecture's demo 3: a baseline and normalisation against none, at equal lr
+    Prediction("grpo_against_reinforce_sgd", {"en": "final pass@1: GRPO − REINFORCE, SGD",
+                                              "zh": "训练后 pass@1：GRPO − REINFORCE（SGD）"},
+               lambda f: _toy_paired(f, "training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
+                                                                    "reward_offset": 0.0},
+                                     {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
+               lambda f: _net_paired(f, ("passk", 1), _net("grpo", "sgd"), _net("none", "sgd"))),
+    Prediction("grpo_against_reinforce_adam", {"en": "final pass@1: GRPO − REINFORCE, Adam (the toy: SGD)",
+                                               "zh": "训练后 pass@1：GRPO − REINFORCE（Adam；"
+                                                     "玩具模型：SGD）"},
+               lambda f: _toy_paired(f, "training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
+                                                                    "reward_offset": 0.0},
+                                     {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
+               lambda f: _net_paired(f, ("passk", 1), _net("grpo"), _net("none"))),
+    # Dr. GRPO: per-answer 1/|o| weighting lengthens wrong answers
+    Prediction("length_wrong", {"en": "final expected tokens of a wrong answer: seq-mean-token-mean − "
+                                      "seq-mean-token-sum-norm (GRPO)",
+                                "zh": "训练后错误回答的期望长度：seq-mean-token-mean − "
+                                      "seq-mean-token-sum-norm（GRPO）"},
+               lambda f: _toy_paired(f, "loss_aggregation", ("length_wrong", "all"),
+                                     {"method": "grpo", "lr": TOY_LR, "loss_agg": "seq-mean-token-mean"},
+                                     {"method": "grpo", "lr": TOY_LR, "loss_agg": DEFAULT_AGG}),
+               lambda f: _net_paired(f, ("length_wrong", "all"), _net("grpo", loss_agg="seq-mean-token-mean"),
+                                     _net("grpo"))),
 )
 
 
 def sign(d):
+    """+1 or −1 where a Difference is resolved (beyond 3 s.e.), else 0."""
     return 0 if d is None or not d.resolved else (1 if d.mean > 0 else -1)
 
 
 def verdict(toy, net, L):
-    """The network's verdict on the toy's prediction, by the same 3-s.e. rule on both."""
+    """Whether the toy's difference transfers to the network: both resolved with one sign
+    ("transfers"), with opposite signs ("does not transfer"), or the network's not resolved; a
+    toy difference that is not resolved predicts nothing."""
+    if toy is None or not sign(toy):
+        return L["toy_none"]
     if not sign(net):
         return L["unresolved"]
-    if sign(toy) == 0:
-        return L["toy_none"]
     return L["transfers"] if sign(net) == sign(toy) else L["fails"]
 
 
 def _verdicts(frames):
-    """[(prediction, toy (Difference, where) or None, network (Difference, rows))] where the network's
-    results hold the prediction's rows."""
+    """[(prediction, toy (Difference, where) or None, network (Difference, rows))] for each
+    prediction whose network rows the results hold."""
     out = []
     for p in PREDICTIONS:
         net = p.network(frames)
@@ -238,25 +241,30 @@ def _verdicts(frames):
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: the toy's predictions on a {layers}-layer transformer (d {d}; base taught the toy's reference; {steps} steps of {pps} prompts x {G} answers; mean ± s.e. over {n} seeds)",  # noqa: E501
-        "head": ["prediction", "toy", "toy: where", "network", "network: rows", "verdict"],
+        "title": "Demo {number}: the toy's predictions on a {layers}-layer transformer (d {d}, its base taught the toy's reference; {steps} steps of {pps} prompts x {G} answers; mean ± s.e. over {n} seeds)",  # noqa: E501
+        "head": ["difference", "toy", "toy's rows", "network", "network's rows", "verdict"],
         "transfers": "transfers", "fails": "does not transfer", "unresolved": "not resolved on the network",
-        "toy_none": "the toy predicts no difference",
-        "base_head": ["level", "toy reference P(correct)", "network base P(correct)", "base's mass on the candidates"],
+        "toy_none": "the toy predicts no sign",
+        "base_head": ["level", "toy reference: P(correct)", "network base: P(correct)",
+                      "base: mass on the candidates"],
         "note": [
-            "Each difference is paired over seeds and counts as resolved beyond 3 standard errors. toy: the",
-            "toy's own rows (exact pass@k against its reference; paired rows of one demo). network: final",
-            "minus the base (start), or one row minus another, same seeds. A verdict compares the signs.",
+            "Each difference is over seeds (paired where two rows are compared) and counts beyond 3 standard",
+            "errors. toy: final − the reference, or one row − another, at lr 2 (SGD). network: final − the",
+            "base, or one row − another, same seeds. The verdict compares the two signs. Why a difference",
+            "does or does not transfer is not measured here.",
         ],
     },
     "zh": {
-        "title": "演示 {number}：玩具模型的预测在 {layers} 层 transformer 上是否成立（d {d}；基座学习玩具的参考策略；{steps} 步，每步 {pps} 道题 × {G} 个回答；{n} 个种子的平均 ± 标准误）",  # noqa: E501
-        "head": ["预测", "玩具模型", "玩具模型：来源", "网络", "网络：行", "结论"],
-        "transfers": "成立", "fails": "不成立", "unresolved": "网络上未分辨", "toy_none": "玩具模型预测无差别",
-        "base_head": ["难度", "玩具参考 P(正确)", "网络基座 P(正确)", "基座在候选上的概率"],
+        "title": "演示 {number}：玩具模型的预测在 {layers} 层 transformer 上是否成立（d {d}，基座学习玩具的参考策略；{steps} 步，每步 {pps} 道题 × {G} 个回答；{n} 个种子的平均 ± 标准误）",  # noqa: E501
+        "head": ["差值", "玩具模型", "玩具模型的行", "网络", "网络的行", "结论"],
+        "transfers": "成立", "fails": "不成立", "unresolved": "网络上未分辨",
+        "toy_none": "玩具模型未给出符号",
+        "base_head": ["难度", "玩具参考：P(正确)", "网络基座：P(正确)", "基座：候选上的概率"],
         "note": [
-            "每个差值按种子配对，超过 3 个标准误才算分辨。玩具模型：它自己的行（精确 pass@k 与参考模型比较；",
-            "同一演示的配对行）。网络：训练后减基座（起点），或一行减另一行，种子相同。结论比较两者的符号。",
+            "每个差值对种子取平均（两行比较时按种子配对），超过 3 个标准误才算分辨。",
+            "玩具模型：训练后 − 参考模型，或一行 − 另一行，学习率 2（SGD）。",
+            "网络：训练后 − 基座，或一行 − 另一行，种子相同。结论比较两者的符号。",
+            "为什么成立或不成立，这里没有测量。",
         ],
     },
 }
@@ -265,19 +273,16 @@ TEXT = {
 def table(frames, L):
     c, base = frames["net_curves"], frames["net_base"]
     hi = _top_k(frames)
-    rows = []
-    for p, toy, net in _verdicts(frames):
-        rows.append([p.what[L["lang"]].format(hi=hi), K.signed(toy[0]) if toy else "–", toy[1] if toy else "",
-                     K.signed(net[0]), net[1], verdict(toy and toy[0], net[0], L)])
-    levels = []
-    for i, key in enumerate(LEVEL_KEYS):
-        sub = base[base["level"] == i]
-        if len(sub):
-            levels.append([L["levels"][key], f"{sub['toy_p_correct'].mean():.4f}", f"{sub['p_correct'].mean():.4f}",
-                           f"{sub['mass_on_candidates'].mean():.3f}"])
+    rows = [[p.what[L["lang"]].format(hi=hi), K.signed(toy[0]) if toy else "–", toy[1] if toy else "",
+             K.signed(net[0]), net[1], verdict(toy and toy[0], net[0], L)]
+            for p, toy, net in _verdicts(frames)]
+    levels = [[L["levels"][key], f"{sub['toy_p_correct'].mean():.4f}", f"{sub['p_correct'].mean():.4f}",
+               f"{sub['mass_on_candidates'].mean():.3f}"]
+              for i, key in enumerate(LEVEL_KEYS) if len(sub := base[base["level"] == i])]
     first = c.iloc[0]
-    title = L["title"].format(layers=int(first["n_layer"]), d=int(first["d_model"]), steps=int(first["steps"]),
-                              pps=int(first["prompts_per_step"]), G=int(first["G"]), n=c["seed"].nunique())
+    title = L["title"].format(layers=int(first["n_layer"]), d=int(first["d_model"]),
+                              steps=int(first["steps"]), pps=int(first["prompts_per_step"]),
+                              G=int(first["G"]), n=c["seed"].nunique())
     return title, [("", L["head"], rows), ("", L["base_head"], levels)], L["note"]
 
 
@@ -287,57 +292,47 @@ def claims(frames):
     hi = _top_k(frames)
     out = []
     for p, toy, net in _verdicts(frames):
-        toy_part = f"the toy: {K.signed(toy[0])} ({toy[1]}, {toy[0].seeds} seeds)" if toy else "the toy: no rows"
-        out.append(K.Claim(p.key, (f"{p.what['en'].format(hi=hi)}: {toy_part}; the network: {K.signed(net[0])} "
-                                   f"({net[1]}, {net[0].seeds} seeds): {verdict(toy and toy[0], net[0], L)}"),
+        toy_part = (f"the toy {K.signed(toy[0])} ({toy[1]}, {toy[0].seeds} seeds)" if toy
+                    else "the toy has no rows")
+        net_part = f"the network {K.signed(net[0])} ({net[1]}, {net[0].seeds} seeds)"
+        out.append(K.Claim(p.key, (f"{p.what['en'].format(hi=hi)}: {toy_part}; {net_part}: "
+                                   f"{verdict(toy and toy[0], net[0], L)}"),
                            tuple(d for d in (toy and toy[0], net[0]) if d is not None)))
     return out
 
 
 def passk_side_by_side(frames):
-    """Exact pass@k against k after training minus before, the toy (left: its rows the predictions
-    read) beside the network (right: its Adam rows at the default loss), mean over seeds with a
-    95% band; the dashed zero line is the start (the toy's reference, the network's base)."""
+    """Exact pass@k after training minus before against k: the toy's rows that the predictions
+    read (left) beside the network's Adam rows at the default loss (right), mean over seeds with
+    a 95% band; the dashed zero line is the start (the toy's reference, the network's base)."""
     fig, axes = F.subplots(1, 2, height=2.5)  # each its own y: the network moves less
     toy, net = axes[0]
-    got = A.passk_and_reference(frames, "training")
-    drawn = []
-    if got is not None:
-        top, ref, _ = got
-        for method in ("none", "rloo", "grpo"):
-            here = A.select_rows(top, method=method, lr=2.0, reward_offset=0.0, shared_lr=0.0)
-            if len(here):
-                here = here.assign(change=here["pass_at_k"] - here["k"].map(ref))
-                s = A.over_seeds(here, "k", "change")
-                F.line(toy, s.index, s, method, label=style.label(method))
-                drawn.append(method)
-    ns = A.passk_and_reference(frames, "negative_samples")
-    if ns is not None:
-        top, ref, _ = ns
-        for method in ("psr", "nsr"):
-            here = A.select_rows(top, method=method, lr=2.0, shared_lr=0.0)
-            if len(here):
-                here = here.assign(change=here["pass_at_k"] - here["k"].map(ref))
-                F.line(toy, here["k"].unique(), A.over_seeds(here, "k", "change"), method, label=style.label(method))
-                drawn.append(method)
+    for experiment, method, knobs in (("shared_policy", "grpo", {"shared_lr": 0.05}),
+                                      ("negative_samples", "psr", {"shared_lr": 0.0}),
+                                      ("negative_samples", "nsr", {"shared_lr": 0.0})):
+        got = A.passk_and_reference(frames, experiment)
+        here = None if got is None else A.select_rows(got[0], method=method, lr=TOY_LR, **knobs)
+        if here is not None and len(here):
+            here = here.assign(change=here["pass_at_k"] - here["k"].map(got[1]))
+            s = A.over_seeds(here, "k", "change")
+            label = style.label(method) + (" (shared weights)" if knobs["shared_lr"] else "")
+            F.line(toy, s.index, s, method, label=label)
     p = frames["net_passk"]
     p = p[(p["optimizer"] == "adam") & (p["loss_agg"] == DEFAULT_AGG) & (p["reward_offset"] == 0.0)]
-    for method in dict.fromkeys(p["method"]):
+    for method in [m for m in ("grpo", "psr", "nsr") if (p["method"] == m).any()]:
         here = p[p["method"] == method]
-        here = here[here["lr"] == here["lr"].min()]
-        start = here[here["step"] == here["step"].min()]
-        final = here[here["step"] == here["step"].max()]
-        d = A.paired(final, start, "pass_at_k", on=("seed", "k"))
-        F.line(net, d["k"].unique(), A.over_seeds(d, "k", "pass_at_k"), method,
-               label=None if method in drawn else style.label(method))
-    for ax, title in ((toy, "toy (demos 3, 13; SGD, lr 2)"), (net, "network (Adam)")):
+        here = here[here["lr"] == here["lr"].max()]  # the row the crossover reads
+        d = A.paired(here[here["step"] == here["step"].max()], here[here["step"] == here["step"].min()],
+                     "pass_at_k", on=("seed", "k"))
+        s = A.over_seeds(d, "k", "pass_at_k")
+        F.line(net, s.index, s, method, label=None)
+    for ax, title in ((toy, f"toy (demos 11, 13; SGD, lr {TOY_LR:g})"), (net, "network (Adam)")):
         ax.axhline(0, color="black", ls="--", lw=0.8)
         F.log_ticks(ax, sorted(set(frames["net_passk"]["k"])))
         ax.set_xlabel("k")
         ax.set_title(title)
     toy.set_ylabel("pass@k, final − start")
-    handles = [h for ax in (toy, net) for h in ax.get_legend_handles_labels()[0]]
-    F.legend_below(fig, handles, ncol=5)
+    F.legend_below(fig, ncol=3)
     return fig
 
 
@@ -363,6 +358,6 @@ def base_against_toy(frames):
 
 
 FIGURES = {
-    "network_passk": (passk_side_by_side, ("runs", "passk", "net_passk")),
+    "network_passk": (passk_side_by_side, ("reference", "runs", "passk", "net_passk")),
     "network_base": (base_against_toy, ("net_base",)),
 }
