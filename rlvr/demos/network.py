@@ -108,7 +108,7 @@ def _net_change(frames, value, row):
         return None
     start, final = _net_value(frames, value, {**row, "lr": lrs[-1]})
     return (K.over_seeds((final - start).to_numpy()),
-            f"{style.label(row['method'])}, {_OPT[row['optimizer']]} lr {lrs[-1]:g}")
+            f"{_OPT[row['optimizer']]} lr {lrs[-1]:g}: {style.label(row['method'])}")
 
 
 def _net_paired(frames, value, this, base):
@@ -118,13 +118,17 @@ def _net_paired(frames, value, this, base):
         return None
     a, b = (_net_value(frames, value, {**row, "lr": lrs[-1]})[1] for row in (this, base))
     d = (a - b).dropna()
-    same = this["method"] == base["method"]
-    which = (f"{style.label(this['method'])}, {this['loss_agg']} − {base['loss_agg']}" if same
-             else f"{style.label(this['method'])} − {style.label(base['method'])}")
-    return K.over_seeds(d.to_numpy()), f"{which}, {_OPT[this['optimizer']]} lr {lrs[-1]:g}"
+    if this["method"] != base["method"]:
+        which = f"{style.label(this['method'])} − {style.label(base['method'])}"
+    else:  # the knobs the two rows differ in
+        which = f"{style.label(this['method'])}, " + ", ".join(
+            f"{_KNOB_NAMES.get(k, k)} {this[k]:g} − {base[k]:g}" if isinstance(this[k], float)
+            else f"{this[k]} − {base[k]}" for k in this if this[k] != base[k])
+    return K.over_seeds(d.to_numpy()), f"{_OPT[this['optimizer']]} lr {lrs[-1]:g}: {which}"
 
 
 _OPT = {"adam": "Adam", "sgd": "SGD"}
+_KNOB_NAMES = {"reward_offset": "offset"}
 
 
 def _toy_change(frames, experiment, k, row):
@@ -172,38 +176,45 @@ _TABULAR = {"lr": TOY_LR, "shared_lr": 0.0}
 _SHARED_GRPO = {"method": "grpo", "lr": TOY_LR, "shared_lr": 0.05}  # demo 11's most shared
 PREDICTIONS = (
     # Yue et al.: RL raises pass@1 and lowers pass@k at large k; the toy shows it with shared weights
-    Prediction("crossover_pass1", {"en": "GRPO: pass@1, final − start",
-                                   "zh": "GRPO：pass@1，训练后 − 训练前"},
+    Prediction("crossover_pass1", {"en": "GRPO's pass@1 − the start's",
+                                   "zh": "GRPO 的 pass@1 − 训练前"},
                lambda f: _toy_change(f, "shared_policy", 1, _SHARED_GRPO),
                lambda f: _net_change(f, ("passk", 1), _net("grpo"))),
-    Prediction("crossover_passk", {"en": "GRPO: pass@{hi}, final − start",
-                                   "zh": "GRPO：pass@{hi}，训练后 − 训练前"},
+    Prediction("crossover_passk", {"en": "GRPO's pass@{hi} − the start's",
+                                   "zh": "GRPO 的 pass@{hi} − 训练前"},
                lambda f: _toy_change(f, "shared_policy", _top_k(f), _SHARED_GRPO),
                lambda f: _net_change(f, ("passk", _top_k(f)), _net("grpo"))),
     # Zhu et al.: training on the wrong answers alone keeps pass@k at large k
-    Prediction("nsr_against_psr", {"en": "final pass@{hi}: NSR − PSR", "zh": "训练后 pass@{hi}：NSR − PSR"},
+    Prediction("nsr_against_psr", {"en": "pass@{hi}: NSR − PSR", "zh": "pass@{hi}：NSR − PSR"},
                lambda f: _toy_paired(f, "negative_samples", ("passk", _top_k(f)),
                                      {"method": "nsr", **_TABULAR}, {"method": "psr", **_TABULAR}),
                lambda f: _net_paired(f, ("passk", _top_k(f)), _net("nsr"), _net("psr"))),
     # the lecture's demo 3: a baseline and normalisation against none, at equal lr
-    Prediction("grpo_against_reinforce_sgd", {"en": "final pass@1: GRPO − REINFORCE, SGD",
-                                              "zh": "训练后 pass@1：GRPO − REINFORCE（SGD）"},
+    Prediction("grpo_against_reinforce_sgd", {"en": "pass@1: GRPO − REINFORCE, SGD",
+                                              "zh": "pass@1：GRPO − REINFORCE（SGD）"},
                lambda f: _toy_paired(f, "training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
                                                                     "reward_offset": 0.0},
                                      {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", "sgd"), _net("none", "sgd"))),
-    Prediction("grpo_against_reinforce_adam", {"en": "final pass@1: GRPO − REINFORCE, Adam (the toy: SGD)",
-                                               "zh": "训练后 pass@1：GRPO − REINFORCE（Adam；"
-                                                     "玩具模型：SGD）"},
+    Prediction("grpo_against_reinforce_adam", {"en": "pass@1: GRPO − REINFORCE, Adam (the toy: SGD)",
+                                               "zh": "pass@1：GRPO − REINFORCE（Adam；玩具模型：SGD）"},
                lambda f: _toy_paired(f, "training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
                                                                     "reward_offset": 0.0},
                                      {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo"), _net("none"))),
+    # the lecture's demo 3: a reward offset of 5 stalls REINFORCE, which has no baseline to remove it
+    Prediction("offset_stalls_reinforce", {"en": "REINFORCE's pass@1: offset 5 − offset 0, SGD",
+                                           "zh": "REINFORCE 的 pass@1：格式分 5 − 格式分 0（SGD）"},
+               lambda f: _toy_paired(f, "training", ("passk", 1), {"method": "none", "lr": TOY_LR,
+                                                                    "reward_offset": 5.0},
+                                     {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
+               lambda f: _net_paired(f, ("passk", 1), {**_net("none", "sgd"), "reward_offset": 5.0},
+                                     _net("none", "sgd"))),
     # Dr. GRPO: per-answer 1/|o| weighting lengthens wrong answers
-    Prediction("length_wrong", {"en": "final expected tokens of a wrong answer: seq-mean-token-mean − "
-                                      "seq-mean-token-sum-norm (GRPO)",
-                                "zh": "训练后错误回答的期望长度：seq-mean-token-mean − "
-                                      "seq-mean-token-sum-norm（GRPO）"},
+    Prediction("length_wrong", {"en": "GRPO, a wrong answer's expected tokens: seq-mean-token-mean − "
+                                      "seq-mean-token-sum-norm",
+                                "zh": "GRPO，错误回答的期望长度：seq-mean-token-mean − "
+                                      "seq-mean-token-sum-norm"},
                lambda f: _toy_paired(f, "loss_aggregation", ("length_wrong", "all"),
                                      {"method": "grpo", "lr": TOY_LR, "loss_agg": "seq-mean-token-mean"},
                                      {"method": "grpo", "lr": TOY_LR, "loss_agg": DEFAULT_AGG}),
@@ -242,7 +253,7 @@ def _verdicts(frames):
 TEXT = {
     "en": {
         "title": "Demo {number}: the toy's predictions on a {layers}-layer transformer (d {d}, its base taught the toy's reference; {steps} steps of {pps} prompts x {G} answers; mean ± s.e. over {n} seeds)",  # noqa: E501
-        "head": ["difference", "toy", "toy's rows", "network", "network's rows", "verdict"],
+        "head": ["difference (final)", "toy", "toy's rows", "network", "network's rows", "verdict"],
         "transfers": "transfers", "fails": "does not transfer", "unresolved": "not resolved on the network",
         "toy_none": "the toy predicts no sign",
         "base_head": ["level", "toy reference: P(correct)", "network base: P(correct)",
@@ -256,7 +267,7 @@ TEXT = {
     },
     "zh": {
         "title": "演示 {number}：玩具模型的预测在 {layers} 层 transformer 上是否成立（d {d}，基座学习玩具的参考策略；{steps} 步，每步 {pps} 道题 × {G} 个回答；{n} 个种子的平均 ± 标准误）",  # noqa: E501
-        "head": ["差值", "玩具模型", "玩具模型的行", "网络", "网络的行", "结论"],
+        "head": ["差值（训练后）", "玩具模型", "玩具模型的行", "网络", "网络的行", "结论"],
         "transfers": "成立", "fails": "不成立", "unresolved": "网络上未分辨",
         "toy_none": "玩具模型未给出符号",
         "base_head": ["难度", "玩具参考：P(正确)", "网络基座：P(正确)", "基座：候选上的概率"],
@@ -274,7 +285,7 @@ def table(frames, L):
     c, base = frames["net_curves"], frames["net_base"]
     hi = _top_k(frames)
     rows = [[p.what[L["lang"]].format(hi=hi), K.signed(toy[0]) if toy else "–", toy[1] if toy else "",
-             K.signed(net[0]), net[1], verdict(toy and toy[0], net[0], L)]
+             K.signed(net[0]), net[1].partition(":")[0], verdict(toy and toy[0], net[0], L)]
             for p, toy, net in _verdicts(frames)]
     levels = [[L["levels"][key], f"{sub['toy_p_correct'].mean():.4f}", f"{sub['p_correct'].mean():.4f}",
                f"{sub['mass_on_candidates'].mean():.3f}"]
@@ -298,6 +309,15 @@ def claims(frames):
         out.append(K.Claim(p.key, (f"{p.what['en'].format(hi=hi)}: {toy_part}; {net_part}: "
                                    f"{verdict(toy and toy[0], net[0], L)}"),
                            tuple(d for d in (toy and toy[0], net[0]) if d is not None)))
+    # what the toy cannot do: put mass on a string off its candidates (each answer is one of them)
+    moved = [(m, _net_change(frames, ("mass_on_candidates", "all"), _net(m))) for m in ("nsr", "psr", "grpo")]
+    moved = [(m, got) for m, got in moved if got is not None]
+    if moved:
+        parts = [f"{style.label(m)} {K.signed(d)} ({where.partition(':')[0]})" for m, (d, where) in moved]
+        out.append(K.Claim("mass_off_the_candidates", (
+            "The network's mass on the 16 candidates, final − the base's: " + ", ".join(parts)
+            + f" ({moved[0][1][0].seeds} seeds); the toy's is 1 by construction (an answer is one of its "
+            "candidates)"), tuple(d for _, (d, _) in moved)))
     return out
 
 

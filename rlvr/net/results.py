@@ -11,7 +11,7 @@ from ..task import LEVEL_KEYS
 from .base import train_base
 from .exact import candidate_probs
 from .model import Config, init_params
-from .specs import MODEL_KEYS, ROW_COLUMNS, objective_of
+from .specs import EXPERIMENT, MODEL_KEYS, ROW_COLUMNS, objective_of
 from .tokens import make_token_task
 from .train import BATCH_STATS, train
 
@@ -69,7 +69,8 @@ def row_columns(task, row, start):
     seeds, steps = np.array(row.seeds), out["record_steps"]
     probs = out["probs"]  # [R, E, P, M]
     R, E, P, _ = probs.shape
-    knobs = {name: getattr(row, name) for name in ROW_COLUMNS} | dict(zip(MODEL_KEYS, row.model))
+    knobs = {"experiment": EXPERIMENT} | {name: getattr(row, name) for name in ROW_COLUMNS} | \
+        dict(zip(MODEL_KEYS, row.model))
 
     def rows(n, **cols):
         return {**{k: [v] * n for k, v in knobs.items()}, **cols}

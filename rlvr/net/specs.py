@@ -90,7 +90,8 @@ NetRow = make_dataclass("NetRow", [(k.name, type(k.spec_default), field(default=
                                    for k in NET_KNOBS if k.name not in ("method", "lr")],
                         bases=(_NetJob,), frozen=True)
 NetRow.__module__ = __name__
-# the columns that name a network row in each of its files
+EXPERIMENT = "network"  # every network file's `experiment` column, as the toy's rows name their demo
+# the columns that name a network row in each of its files (after `experiment`)
 ROW_COLUMNS = ("method", "lr", "optimizer", "reward_offset", "G", "prompts_per_step", "steps", "max_len",
                *OBJECTIVE)
 
