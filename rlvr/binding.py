@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import io
-from .net.specs import BASE, BASE_PROMPTS, NET_FILES
 from .runlock import STATE_DIR
 from .specs import JOB_FILES, to_json
 
@@ -73,11 +72,12 @@ def gradstat_order(cases):
     return json.dumps([list(case) for case in cases])
 
 
-def plan(cfg, train_jobs, gradstat_jobs, gradstat_cases, code, network=(None, ())):
+def plan(cfg, train_jobs, gradstat_jobs, gradstat_cases, code, more=()):
     """{name: Step} of every Parquet file a run of cfg writes, names as paths under results/
     without `.parquet`; the rules take their specs and input lists from it (workflow/rules/).
-    code(stage, methods): the code version of a stage with those estimators; network: the
-    network's base and training jobs (rlvr/config.py network_jobs), or (None, ()) for none."""
+    code(stage, methods): the code version of a stage with those estimators; more: the network's
+    (name, Step) pairs (rlvr/net/specs.py plan_steps), planned there so that no toy job's code
+    holds the network's."""
     task, reference = NAMES["task"], NAMES["reference"]
     steps = {task: Step("task", as_json(cfg["task"]), code("task")),
              reference: Step("reference", as_json(cfg["reference"]), code("reference"), (task,)),
@@ -97,17 +97,7 @@ def plan(cfg, train_jobs, gradstat_jobs, gradstat_cases, code, network=(None, ()
                                     tuple(f"{path}.{kind}" for path in paths))
     steps[NAMES["passk"]] = Step("aggregate", "", code("aggregate"),
                                  (*(f"{path}.passk" for path in paths), reference))
-    base, net_jobs = network
-    if base is not None:  # the base's two files, then each row's, made from the task and the base
-        step = Step("net_base", to_json(base), code("net_base"), (task,))
-        steps.update({BASE: step, BASE_PROMPTS: step})
-        for job in net_jobs:
-            step = Step("net_train", to_json(job), code("net_train", job.methods), (task, BASE))
-            steps.update({f"{job.path}.{kind}": step for kind in NET_FILES})
-        for result, kind in io.NET_PARTS.items():
-            steps[NAMES[result]] = Step("aggregate", "", code("aggregate"),
-                                        tuple(f"{job.path}.{kind}" for job in net_jobs))
-    return steps
+    return steps | dict(more)
 
 
 def identities(steps):

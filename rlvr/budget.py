@@ -188,18 +188,19 @@ NET_RECORD = 3e-5  # a record, per (seed, prompt, candidate) teacher-forced
 
 
 def network_seconds(net, P, M):
-    """CPU-seconds of the network section (its base and every row), estimated: {what: seconds}."""
-    from .knobs import expand_rows  # (the rows' knobs: epochs and the grid)
-    from .net.specs import NET_FIELDS
-
+    """CPU-seconds of the network section, estimated: (its base, every row). A row with lists is a
+    grid: its combinations, each at the row's largest epochs."""
     model = net["model"]
     scale = max(0.25, model["n_layer"] * model["d_model"] ** 2 / (2 * 64**2))
     base = JOB + NET_TORCH + net["base"]["steps"] * net["base"]["batch"] * NET_BASE_ANSWER * scale
     answers = net["steps"] * net["prompts_per_step"] * net["G"] * len(net["seeds"])
     records = (net["steps"] // net["eval_every"] + 2) * len(net["seeds"]) * P * M
-    rows = sum(JOB + NET_TORCH + scale * (answers * (NET_ANSWER + NET_EPOCH * (row["epochs"] - 1))
-                                          + records * NET_RECORD)
-               for row, _ in expand_rows(net["rows"], "network", NET_FIELDS))
+    rows = 0.0
+    for row in net["rows"]:
+        combos = math.prod(len(v) for v in row.values() if isinstance(v, list))
+        epochs = max(row.get("epochs", 1)) if isinstance(row.get("epochs"), list) else row.get("epochs", 1)
+        rows += combos * (JOB + NET_TORCH + scale * (answers * (NET_ANSWER + NET_EPOCH * (epochs - 1))
+                                                       + records * NET_RECORD))
     return base, rows
 
 

@@ -63,16 +63,17 @@ def _make(name, step, made, task):
         row = from_json(TrainRow, step.spec)
         return {f"{row.path}.{kind}": pa.table(cols) for kind, cols in zip(TRAINED, row_columns(task, row))}
     if step.stage in ("net_base", "net_train"):  # torch: loaded only for a config with the network
-        from .net import results as net
+        from .net import base as net_base
+        from .net.results import row_columns as net_row_columns
         from .net.specs import BASE, BASE_PROMPTS, NetBase, NetRow
 
         if step.stage == "net_base":
-            params, prompts = net.base_columns(task, from_json(NetBase, step.spec))
+            params, prompts = net_base.base_columns(task, from_json(NetBase, step.spec))
             return {BASE: pa.table(params), BASE_PROMPTS: pa.table(prompts)}
         row, base = from_json(NetRow, step.spec), made[BASE]
-        start = net.params_from_columns(base["name"].to_numpy(zero_copy_only=False), base["value"].to_numpy(),
-                                        net.model_of(row))
-        tables, _ = net.row_columns(task, row, start)
+        start = net_base.params_from_columns(base["name"].to_numpy(zero_copy_only=False),
+                                             base["value"].to_numpy(), net_base.model_of(row))
+        tables, _ = net_row_columns(task, row, start)
         return {f"{row.path}.{kind}": pa.table(cols) for kind, cols in tables.items()}
     tables = [made[i] for i in step.inputs]  # an aggregate
     if name == binding.NAMES["passk"]:  # the trained policies' pass@k, then the reference's rows
@@ -82,8 +83,10 @@ def _make(name, step, made, task):
 
 def _plan(cfg, code):
     """binding.plan of cfg as one process computes it: one job a training row."""
+    from .net.specs import plan_steps
+
     return binding.plan(cfg, C.train_jobs(C.train_rows(cfg)), C.gradstat_jobs(cfg), C.gradstat_cases(cfg),
-                        code, network=C.network_jobs(cfg))
+                        code, plan_steps(*C.network_jobs(cfg), code).items())
 
 
 def write_results(tables, directory, cfg):

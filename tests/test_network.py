@@ -58,7 +58,8 @@ def test_a_config_asks_for_a_base_and_a_job_a_row_and_bad_rows_are_refused(tmp_p
 def test_a_rows_numbers_are_the_same_bits_alone_packed_and_rerun():
     """Seed 1 trained beside seed 0 or alone: every file's rows of seed 1 the same bits; and a
     second run of the pair, the same bits again (one torch thread)."""
-    from rlvr.net import results as net
+    from rlvr.net import base as net
+    from rlvr.net.results import row_columns
 
     task = make_task(P=8, M=4, seed=0)
     cfg = C.validate_config({**yaml.safe_load(TINY.read_text()), "network": MICRO})
@@ -67,9 +68,9 @@ def test_a_rows_numbers_are_the_same_bits_alone_packed_and_rerun():
     assert len(prompts["p_correct"]) == 8 and np.all(prompts["mass_on_candidates"] <= 1 + 1e-6)
     start = net.params_from_columns(params["name"], params["value"], net.model_of(base_spec))
     row = rows[0]
-    pair, _ = net.row_columns(task, row, start)
-    again, _ = net.row_columns(task, row, start)
-    alone, _ = net.row_columns(task, row.__class__(**{**row.__dict__, "seeds": (1,)}), start)
+    pair, _ = row_columns(task, row, start)
+    again, _ = row_columns(task, row, start)
+    alone, _ = row_columns(task, row.__class__(**{**row.__dict__, "seeds": (1,)}), start)
     for kind in NET_FILES:
         a, b = pa.table(pair[kind]), pa.table(again[kind])
         assert same_table(a, b), kind
@@ -98,7 +99,7 @@ def test_the_pipeline_writes_the_in_process_files_and_refuses_a_foreign_base(tmp
     _, jobs = C.network_jobs(C.load_config(config))
     other = micro_config(tmp_path, model={"n_layer": 1, "d_model": 8, "n_head": 2})
     spec_other = C.network_jobs(C.load_config(other))[0]
-    from rlvr.net.results import base_columns
+    from rlvr.net.base import base_columns
 
     params, _ = base_columns(make_task(P=8, M=4, seed=0), spec_other)
     foreign = tmp_path / "other" / f"{BASE}.parquet"

@@ -339,14 +339,17 @@ def passk_side_by_side(frames):
             F.line(toy, s.index, s, method, label=label)
     p = frames["net_passk"]
     p = p[(p["optimizer"] == "adam") & (p["loss_agg"] == DEFAULT_AGG) & (p["reward_offset"] == 0.0)]
+    lrs = {}
     for method in [m for m in ("grpo", "psr", "nsr") if (p["method"] == m).any()]:
         here = p[p["method"] == method]
         here = here[here["lr"] == here["lr"].max()]  # the row the crossover reads
+        lrs.setdefault(float(here["lr"].iloc[0]), []).append(style.label(method))
         d = A.paired(here[here["step"] == here["step"].max()], here[here["step"] == here["step"].min()],
                      "pass_at_k", on=("seed", "k"))
         s = A.over_seeds(d, "k", "pass_at_k")
         F.line(net, s.index, s, method, label=None)
-    for ax, title in ((toy, f"toy (demos 11, 13; SGD, lr {TOY_LR:g})"), (net, "network (Adam)")):
+    net_title = "network (Adam; " + ", ".join(f"{' and '.join(ms)} lr {lr:g}" for lr, ms in lrs.items()) + ")"
+    for ax, title in ((toy, f"toy (demos 11, 13; SGD, lr {TOY_LR:g})"), (net, net_title)):
         ax.axhline(0, color="black", ls="--", lw=0.8)
         F.log_ticks(ax, sorted(set(frames["net_passk"]["k"])))
         ax.set_xlabel("k")
@@ -367,7 +370,7 @@ def base_against_toy(frames):
         sub = b[b["level"] == i]
         ax.scatter(sub["toy_p_correct"], sub["p_correct"].clip(lower=1e-6), s=6, color=colour,
                    label=F.LEVEL_LABELS[key])
-    lo = 1e-6
+    lo = min(b["toy_p_correct"].min(), b["p_correct"].clip(lower=1e-6).min()) / 2
     ax.plot([lo, 1], [lo, 1], color="black", lw=0.8, ls="--")
     ax.set_xscale("log")
     ax.set_yscale("log")

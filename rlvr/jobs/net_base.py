@@ -1,8 +1,8 @@
 """Make the network's base (rlvr/net/base.py): its parameters, and its exact P(correct) and mass
-on the candidates per prompt beside the toy reference's (rlvr/net/results.py)."""
+on the candidates per prompt beside the toy reference's (rlvr/net/base.py base_columns)."""
 
 from .. import io
-from ..net.results import base_columns
+from ..net.base import base_columns
 from ..net.specs import BASE, BASE_PROMPTS, NetBase
 from ..specs import from_json
 from ..task import read_task

@@ -5,7 +5,8 @@ by level, the exact pass@k and every prompt's exact P(correct)."""
 import time
 
 from .. import io
-from ..net.results import model_of, params_from_columns, row_columns
+from ..net.base import model_of, params_from_columns
+from ..net.results import row_columns
 from ..net.specs import NET_FILES, NetRow
 from ..specs import from_json
 from ..task import read_task

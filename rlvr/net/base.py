@@ -20,7 +20,9 @@ import numpy as np
 import torch
 
 from ..policy import softmax
-from .model import answer_logprob, generator, init_params
+from .exact import candidate_probs
+from .model import Config, answer_logprob, generator, init_params
+from .tokens import make_token_task
 
 DATA_STREAM = 1
 
@@ -64,3 +66,43 @@ def train_base(cfg, ttask, keys, steps=1500, batch=512, lr=3e-3, warmup=50, lr_m
             print(f"base: step {step + 1} of {steps}, loss {losses[step].mean():.4f}", file=sys.stderr,
                   flush=True)
     return {k: v.detach() for k, v in params.items()}, losses
+
+
+def model_of(spec):
+    """The rlvr.net.model.Config of a NetBase or NetRow spec (rlvr/net/specs.py): its sizes in
+    Config's order, n_layer, d_model, n_head."""
+    return Config(*(spec.model if hasattr(spec, "model") else (spec.n_layer, spec.d_model, spec.n_head)))
+
+
+def base_columns(task, spec, log=lambda msg: None):
+    """The base of spec (a NetBase) on the toy task: (its parameters as columns, a row per value:
+    name, value (float32, each tensor flattened in order); each prompt's exact P(correct) and
+    mass on the candidates beside the toy reference's P(correct), with its text and candidates)."""
+    torch.set_num_threads(1)  # one thread: the same bits on every run (rlvr/net/model.py)
+    ttask = make_token_task(task, seed=spec.task_seed)
+    cfg = model_of(spec)
+    params, losses = train_base(cfg, ttask, [(spec.seed,)], steps=spec.steps, batch=spec.batch, lr=spec.lr,
+                                log_every=max(1, spec.steps // 10))
+    probs = candidate_probs(params, cfg, ttask)[0]  # [P, M]
+    toy = softmax(np.asarray(ttask["logits"], float))
+    values = [p[0].reshape(-1).numpy() for p in params.values()]
+    log(f"base: final loss {losses[-1].mean():.4f}; mean P(correct) {probs[:, 0].mean():.4f} (toy "
+        f"{toy[:, 0].mean():.4f}); mass on the candidates {probs.sum(axis=1).mean():.3f}")
+    return ({"name": np.repeat(list(params), [len(v) for v in values]), "value": np.concatenate(values)},
+            {"prompt": np.arange(ttask["P"]), "level": ttask["level"], "text": ttask["prompt_text"],
+             "answers": [" ".join(row) for row in ttask["answer_text"]],  # the correct one first
+             "p_correct": probs[:, 0], "toy_p_correct": toy[:, 0], "mass_on_candidates": probs.sum(axis=1)})
+
+
+def params_from_columns(names, values, cfg, where="the base"):
+    """base_columns' parameters {name: [1, ...]} back as tensors; ValueError naming `where` if
+    they are not the model cfg's (a base of another size)."""
+    shapes = {n: v.shape[1:] for n, v in init_params(cfg, [(0,)]).items()}
+    sizes = [int(np.prod(shape)) for shape in shapes.values()]
+    names = np.asarray(names)
+    if len(names) != sum(sizes) or not np.array_equal(names, np.repeat(list(shapes), sizes)):
+        raise ValueError(f"{where}: the base of another model than n_layer {cfg.n_layer}, d_model "
+                         f"{cfg.d_model}, n_head {cfg.n_head}; run snakemake again, which makes it")
+    ends = np.cumsum(sizes)
+    return {n: torch.from_numpy(np.array(values[end - size:end], np.float32)).reshape(1, *shape)
+            for (n, shape), size, end in zip(shapes.items(), sizes, ends)}

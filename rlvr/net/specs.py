@@ -9,8 +9,10 @@ numbers are the same bits alone or packed (tests/test_net_model.py).
 
 from dataclasses import dataclass, field, make_dataclass
 
+from .. import io
+from ..binding import NAMES, Step
 from ..knobs import KNOBS, OBJECTIVE, OPTIONAL, Knob, path_tokens
-from ..specs import seeds_label
+from ..specs import seeds_label, to_json
 
 # what the network gives an estimator beyond the rewards (rlvr/estimators.py's `needs`): an
 # estimator that needs more (a learned V, the policy over all answers) cannot train it
@@ -99,3 +101,21 @@ ROW_COLUMNS = ("method", "lr", "optimizer", "reward_offset", "G", "prompts_per_s
 def objective_of(row):
     """The row's rlvr.objective.Objective fields {name: value}."""
     return {name: getattr(row, name) for name in OBJECTIVE}
+
+
+def plan_steps(base, jobs, code):
+    """The network's files as rlvr/binding.py plans every file ({name: Step}): the base's two,
+    made from the task; each row's, from the task and the base; their aggregates. base, jobs:
+    rlvr/config.py network_jobs (None, []: none)."""
+    if base is None:
+        return {}
+    task = NAMES["task"]
+    step = Step("net_base", to_json(base), code("net_base"), (task,))
+    steps = {BASE: step, BASE_PROMPTS: step}
+    for job in jobs:
+        step = Step("net_train", to_json(job), code("net_train", job.methods), (task, BASE))
+        steps.update({f"{job.path}.{kind}": step for kind in NET_FILES})
+    for result, kind in io.NET_PARTS.items():
+        steps[NAMES[result]] = Step("aggregate", "", code("aggregate"),
+                                    tuple(f"{job.path}.{kind}" for job in jobs))
+    return steps

@@ -140,7 +140,7 @@ PLAN = binding.plan(
     GRADSTAT_JOBS.values(),
     C.gradstat_cases(config),
     code,
-    network=(NET_BASE, _NET_ROWS),
+    netspecs.plan_steps(NET_BASE, _NET_ROWS, code).items(),
 )
 IDENTITIES = binding.identities(PLAN)
 
