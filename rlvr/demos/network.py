@@ -309,6 +309,12 @@ def claims(frames):
         out.append(K.Claim(p.key, (f"{p.what['en'].format(hi=hi)}: {toy_part}; {net_part}: "
                                    f"{verdict(toy and toy[0], net[0], L)}"),
                            tuple(d for d in (toy and toy[0], net[0]) if d is not None)))
+    base = frames["net_base"]
+    levels = [f"{F.LEVEL_LABELS[key]} {sub['p_correct'].mean():.4f} "
+              f"(the toy's {sub['toy_p_correct'].mean():.4f})" for i, key in enumerate(LEVEL_KEYS) if len(sub := base[base["level"] == i])]
+    out.insert(0, K.Claim("base_levels", ", ".join(levels) + f"; its mass on the candidates "
+                          f"{base['mass_on_candidates'].mean():.3f} (mean over prompts; the least "
+                          f"{base['mass_on_candidates'].min():.3f})", ()))
     # what the toy cannot do: put mass on a string off its candidates (each answer is one of them)
     moved = [(m, _net_change(frames, ("mass_on_candidates", "all"), _net(m))) for m in ("nsr", "psr", "grpo")]
     moved = [(m, got) for m, got in moved if got is not None]
