@@ -311,7 +311,8 @@ def claims(frames):
                            tuple(d for d in (toy and toy[0], net[0]) if d is not None)))
     base = frames["net_base"]
     levels = [f"{F.LEVEL_LABELS[key]} {sub['p_correct'].mean():.4f} "
-              f"(the toy's {sub['toy_p_correct'].mean():.4f})" for i, key in enumerate(LEVEL_KEYS) if len(sub := base[base["level"] == i])]
+              f"(the toy's {sub['toy_p_correct'].mean():.4f})"
+              for i, key in enumerate(LEVEL_KEYS) if len(sub := base[base["level"] == i])]
     out.insert(0, K.Claim("base_levels", ", ".join(levels) + f"; its mass on the candidates "
                           f"{base['mass_on_candidates'].mean():.3f} (mean over prompts; the least "
                           f"{base['mass_on_candidates'].min():.3f})", ()))
