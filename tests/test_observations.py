@@ -625,7 +625,7 @@ def test_the_docs_quote_the_claims_the_results_make(made):
     # the network's claims need its base (minutes of CPU), which default_results leaves out: a
     # quoted one must be a claim the network demo makes; its sentence is checked against a
     # pipeline run's results by `python -m rlvr claims --doc FINDINGS.md --check` (BENCHMARKS.md)
-    of_network = {f"network.{p.key}" for p in network.PREDICTIONS}
+    of_network = {f"network.{key}" for key in network.CLAIMS}
     for doc in DOCS:
         for key, sentence in K.quoted((REPO / doc).read_text()).items():
             if key.startswith("network."):

@@ -223,6 +223,10 @@ PREDICTIONS = (
 )
 
 
+# every claim the demo makes, by key: a sentence per prediction, and two of the network alone
+CLAIMS = ("base_levels", *(p.key for p in PREDICTIONS), "mass_off_the_candidates")
+
+
 def sign(d):
     """+1 or −1 where a Difference is resolved (beyond 3 s.e.), else 0."""
     return 0 if d is None or not d.resolved else (1 if d.mean > 0 else -1)
