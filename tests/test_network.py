@@ -91,6 +91,14 @@ def test_the_pipeline_writes_the_in_process_files_and_refuses_a_foreign_base(tmp
     for target in targets:
         name = target.removeprefix("results/")
         assert (work / target).read_bytes() == (out / name).read_bytes(), name
+    from test_render import check_declared_reads
+
+    from rlvr.compute import read_results
+    from rlvr.demos import DEMOS, network
+
+    frames = read_results(out)  # demo 17 reads only what its FRAMES declare
+    check_declared_reads(frames, [demo for demo in DEMOS if demo.module is network], tmp_path / "tables")
+    assert {c.key for c in network.claims(frames)} <= set(network.CLAIMS)
     rows = io.read_arrow(work / f"results/{io.RESULT_FILES['net_curves']}").to_pandas()
     assert set(rows["method"]) == {"grpo", "none"} and set(rows["seed"]) == {0, 1}
     assert set(rows["level"]) == {"very_hard", "hard", "medium", "easy", "all"}

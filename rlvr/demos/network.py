@@ -23,7 +23,7 @@ NUMBER = 17  # its place in the order; its table is demo17_network
 TITLE = "the bridge: the toy's predictions on a network"
 SWITCHABLE = True
 # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
-FRAMES = ('runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk')
+FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk')
 ROWS = False
 # the toy's rows its predictions read
 READS = ("training", "loss_aggregation", "shared_policy", "negative_samples")
