@@ -233,3 +233,14 @@ def test_an_estimator_without_a_family_is_drawn_beside_grpo_and_identical_offset
             assert rloo == ["RLOO, offset 0 and 5:\nidentical by construction"], (name, rloo)
     finally:
         del ESTIMATORS["test_other_method"]
+
+
+def test_the_network_demo_reads_only_what_it_declares(results, tmp_path):
+    """Demo 17's table, claims and figures read only its FRAMES (tests/test_render.py checks the
+    others on the tiny config, where the network is off); its claims are the keys it lists."""
+    from test_render import check_declared_reads
+
+    from rlvr.demos import DEMOS, network
+
+    check_declared_reads(results, [demo for demo in DEMOS if demo.module is network], tmp_path)
+    assert {c.key for c in network.claims(results)} <= set(network.CLAIMS)

@@ -78,46 +78,55 @@ def test_a_rows_numbers_are_the_same_bits_alone_packed_and_rerun():
         assert one.num_rows and same_table(one, pa.table(alone[kind])), kind
 
 
-def test_the_pipeline_writes_the_in_process_files_and_refuses_a_foreign_base(tmp_path):
-    """Snakemake's network jobs and `python -m rlvr all` write the same files, bound to the same
-    identities; a base of another config is refused by the training job, naming the file."""
+@pytest.mark.slow
+def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses_a_foreign_base(
+        tmp_path, capsys):
+    """Snakemake's network jobs write what the network's functions compute in this process, each
+    file bound to the identity the plan gives it; a base of another model is refused by the
+    training job, naming the file, before anything is written."""
+    from rlvr import binding, codeversion
+    from rlvr.net.base import base_columns, model_of, params_from_columns
+    from rlvr.net.results import row_columns
+    from rlvr.net.specs import plan_steps
+    from rlvr.task import read_task
+
     config = micro_config(tmp_path)
     work = tmp_path / "work"
     targets = [f"results/{io.RESULT_FILES[key]}" for key in ("net_base", *io.NET_PARTS)]
     run([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(config),
          "--directory", str(work), "-c2", *targets])
-    out = tmp_path / "in_process"
-    run([PYTHON, "-m", "rlvr", "all", "--config", str(config), "--results", str(out)])
-    for target in targets:
-        name = target.removeprefix("results/")
-        assert (work / target).read_bytes() == (out / name).read_bytes(), name
-    from test_render import check_declared_reads
-
-    from rlvr.compute import read_results
-    from rlvr.demos import DEMOS, network
-
-    frames = read_results(out)  # demo 17 reads only what its FRAMES declare
-    check_declared_reads(frames, [demo for demo in DEMOS if demo.module is network], tmp_path / "tables")
-    assert {c.key for c in network.claims(frames)} <= set(network.CLAIMS)
-    rows = io.read_arrow(work / f"results/{io.RESULT_FILES['net_curves']}").to_pandas()
+    results = work / "results"
+    cfg = C.load_config(config)
+    task = read_task(results / "task.parquet")
+    base_spec, jobs = C.network_jobs(cfg)
+    params, prompts = base_columns(task, base_spec)
+    assert same_table(io.read_arrow(results / f"{BASE_PROMPTS}.parquet"), pa.table(prompts))
+    assert same_table(io.read_arrow(results / f"{BASE}.parquet"), pa.table(params))
+    start = params_from_columns(params["name"], params["value"], model_of(base_spec))
+    for job in jobs:
+        tables, _ = row_columns(task, job, start)
+        for kind in NET_FILES:
+            assert same_table(io.read_arrow(results / f"{job.path}.{kind}.parquet"), pa.table(tables[kind]))
+    code = lambda stage, methods=(): codeversion.code_version(stage, tuple(methods))  # noqa: E731
+    steps = binding.plan(cfg, [], [], [], code) | plan_steps(base_spec, jobs, code)
+    ids = binding.identities(steps)
+    for name in [BASE, BASE_PROMPTS, *(f"{job.path}.{kind}" for job in jobs for kind in NET_FILES),
+                 *(binding.NAMES[key] for key in io.NET_PARTS)]:
+        assert binding.carried(results / f"{name}.parquet") == ids[name], name
+    rows = io.read_arrow(results / f"{io.RESULT_FILES['net_curves']}").to_pandas()
     assert set(rows["method"]) == {"grpo", "none"} and set(rows["seed"]) == {0, 1}
     assert set(rows["level"]) == {"very_hard", "hard", "medium", "easy", "all"}
-    assert ((rows["pass1"] >= 0) & (rows["pass1"] <= 1)).all()
     # a base made for another model, put in place of this one: refused before training
-    _, jobs = C.network_jobs(C.load_config(config))
-    other = micro_config(tmp_path, model={"n_layer": 1, "d_model": 8, "n_head": 2})
-    spec_other = C.network_jobs(C.load_config(other))[0]
-    from rlvr.net.base import base_columns
-
-    params, _ = base_columns(make_task(P=8, M=4, seed=0), spec_other)
+    other = C.network_jobs(C.load_config(micro_config(tmp_path, model={"n_layer": 1, "d_model": 8,
+                                                                        "n_head": 2})))[0]
     foreign = tmp_path / "other" / f"{BASE}.parquet"
-    io.write_table(foreign, params, io.bound(BASE, "0" * 32))
-    proc = run([PYTHON, "-m", "rlvr", "net_train", "--spec", to_json(jobs[0]),
-                "--task", str(work / "results/task.parquet"), "--base", str(foreign),
-                "--results", str(tmp_path / "foreign")], check=False)
-    assert proc.returncode == 2 and "base.parquet: the base of another model" in proc.stderr, proc.stderr
+    io.write_table(foreign, base_columns(task, other)[0], io.bound(BASE, "0" * 32))
+    from rlvr.cli import main
+
+    code = main(["net_train", "--spec", to_json(jobs[0]), "--task", str(results / "task.parquet"),
+                 "--base", str(foreign), "--results", str(tmp_path / "foreign")])
+    assert code == 2 and "base.parquet: the base of another model" in capsys.readouterr().err
     assert not (tmp_path / "foreign").exists()
-    assert BASE_PROMPTS == io.RESULT_FILES["net_base"].removesuffix(".parquet")
 
 
 def test_a_network_too_long_for_max_hours_is_refused_naming_its_key(tmp_path):
