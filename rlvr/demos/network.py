@@ -3,7 +3,7 @@
 A small transformer writes the toy's answers token by token (rlvr/net/): taught the toy's
 reference policy (the base), then trained from it with the toy's estimators and objective per
 token. Each prediction below is a paired difference over seeds, computed once from the toy's
-own rows (demos 3, 10 and 13) and once from the network's rows, and judged by the same rule:
+own rows (demos 3, 10, 11 and 13) and once from the network's rows, and judged by the same rule:
 the network's difference resolved (beyond 3 s.e.) with the toy's sign, resolved against it, or
 not resolved. What each name below is: rlvr/demos/__init__.py.
 """
@@ -23,7 +23,7 @@ NUMBER = 17  # its place in the order; its table is demo17_network
 TITLE = "the bridge: the toy's predictions on a network"
 SWITCHABLE = True
 # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
-FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk')
+FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk', 'net_prompts')
 ROWS = False
 # the toy's rows its predictions read
 READS = ("training", "loss_aggregation", "shared_policy", "negative_samples")
@@ -224,7 +224,8 @@ PREDICTIONS = (
 
 
 # every claim the demo makes, by key: a sentence per prediction, and two of the network alone
-CLAIMS = ("base_levels", *(p.key for p in PREDICTIONS), "mass_off_the_candidates")
+CLAIMS = ("base_levels", *(p.key for p in PREDICTIONS), "fell_below_the_start",
+          "mass_off_the_candidates")
 
 
 def sign(d):
@@ -320,6 +321,9 @@ def claims(frames):
     out.insert(0, K.Claim("base_levels", ", ".join(levels) + f"; its mass on the candidates "
                           f"{base['mass_on_candidates'].mean():.3f} (mean over prompts; the least "
                           f"{base['mass_on_candidates'].min():.3f})", ()))
+    fell = _fell_below_the_start(frames)
+    if fell is not None:
+        out.append(fell)
     # what the toy cannot do: put mass on a string off its candidates (each answer is one of them)
     moved = [(m, _net_change(frames, ("mass_on_candidates", "all"), _net(m))) for m in ("nsr", "psr", "grpo")]
     moved = [(m, got) for m, got in moved if got is not None]
@@ -330,6 +334,40 @@ def claims(frames):
             + f" ({moved[0][1][0].seeds} seeds); the toy's is 1 by construction (an answer is one of its "
             "candidates)"), tuple(d for _, (d, _) in moved)))
     return out
+
+
+def _fell_below_the_start(frames, level="very_hard"):
+    """The share of a level's prompts whose P(correct) ends below the start's, per seed, for NSR
+    and PSR: on the network (against its base, Adam at their largest common lr) and on the toy
+    (demo 13's runs' fell_frac, against the reference, lr 2, tabular); None without NSR rows."""
+    p, base = frames["net_prompts"], frames["net_base"]
+    lrs = sorted(set(_net_lrs(frames, _net("nsr"))) & set(_net_lrs(frames, _net("psr"))))
+    if not lrs:
+        return None
+    prompts = set(base.loc[base["level"] == LEVEL_KEYS.index(level), "prompt"])
+    parts, diffs = [], []
+    for method in ("nsr", "psr"):
+        rows = A.select_rows(p, lr=lrs[-1], **_net(method))
+        rows = rows[rows["prompt"].isin(prompts)]
+        start, final = rows[rows["step"] == rows["step"].min()], rows[rows["step"] == rows["step"].max()]
+        both = final.merge(start[["seed", "prompt", "p_correct"]], on=["seed", "prompt"],
+                           suffixes=("", "_start"))
+        share = (both["p_correct"] < both["p_correct_start"]).groupby(both["seed"]).mean()
+        d = K.over_seeds(share.to_numpy())
+        parts.append(f"{style.label(method)} {K.number(d, 2)}")
+        diffs.append(d)
+    toy = frames["runs"]
+    toy = A.select_rows(toy[toy["experiment"] == "negative_samples"], lr=TOY_LR, shared_lr=0.0)
+    column = f"fell_frac_{level}"
+    toy_parts = [f"{style.label(m)} {K.number(K.over_seeds(toy.loc[toy['method'] == m, column]), 2)}"
+                 for m in ("nsr", "psr") if column in toy and (toy["method"] == m).any()]
+    seeds = diffs[0].seeds
+    text = (f"The share of the {level.replace('_', ' ')} prompts whose P(correct) ends below the start's: "
+            f"on the network (Adam lr {lrs[-1]:g}, against the base, {seeds} seeds) " + ", ".join(parts))
+    if toy_parts:
+        text += (f"; on the toy (demo 13, lr {TOY_LR:g}, against the reference, {toy['seed'].nunique()} "
+                 "seeds) " + ", ".join(toy_parts))
+    return K.Claim("fell_below_the_start", text, ())
 
 
 def passk_side_by_side(frames):
