@@ -384,7 +384,7 @@ def passk_side_by_side(frames):
         if here is not None and len(here):
             here = here.assign(change=here["pass_at_k"] - here["k"].map(got[1]))
             s = A.over_seeds(here, "k", "change")
-            label = style.label(method) + (" (shared weights)" if knobs["shared_lr"] else "")
+            label = style.label(method) + (" (the toy's: shared weights)" if knobs["shared_lr"] else "")
             F.line(toy, s.index, s, method, label=label)
     p = frames["net_passk"]
     p = p[(p["optimizer"] == "adam") & (p["loss_agg"] == DEFAULT_AGG) & (p["reward_offset"] == 0.0)]
