@@ -3,7 +3,7 @@
 A small transformer writes the toy's answers token by token (rlvr/net/): taught the toy's
 reference policy (the base), then trained from it with the toy's estimators and objective per
 token. Each prediction below is a paired difference over seeds, computed once from the toy's
-own rows (demos 3, 10, 11 and 13) and once from the network's rows, and judged by the same rule:
+own rows (demos 3, 8, 10, 11 and 13) and once from the network's rows, and judged by the same rule:
 the network's difference resolved (beyond 3 s.e.) with the toy's sign, resolved against it, or
 not resolved. What each name below is: rlvr/demos/__init__.py.
 """
@@ -16,8 +16,9 @@ from .. import analysis as A
 from .. import claims as K
 from .. import figures as F
 from .. import style
+from ..knobs import KNOBS, OBJECTIVE
 from ..task import LEVEL_KEYS
-from . import loss_aggregation, negative_samples, shared_policy, training
+from . import clipping, loss_aggregation, negative_samples, shared_policy, training
 
 NUMBER = 17  # its place in the order; its table is demo17_network
 TITLE = "the bridge: the toy's predictions on a network"
@@ -26,7 +27,7 @@ SWITCHABLE = True
 FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk', 'net_prompts')
 ROWS = False
 # the toy's rows its predictions read
-READS = ("training", "loss_aggregation", "shared_policy", "negative_samples")
+READS = ("training", "clipping", "loss_aggregation", "shared_policy", "negative_samples")
 DEFAULT_AGG = "seq-mean-token-sum-norm"
 
 
@@ -97,8 +98,11 @@ def _net_value(frames, value, row):
     return _start_final(frames["net_curves"], kind, level=arg, **row)
 
 
-def _net(method, optimizer="adam", loss_agg=DEFAULT_AGG):
-    return {"method": method, "optimizer": optimizer, "loss_agg": loss_agg, "reward_offset": 0.0}
+def _net(method, optimizer="adam", **knobs):
+    """A network row's knobs: the method and optimizer, no reward offset, and the objective's
+    knobs at their defaults unless given (a row with another μ or clip is another row)."""
+    return {"method": method, "optimizer": optimizer, "reward_offset": 0.0,
+            **{name: KNOBS[name].spec_default for name in OBJECTIVE}, **knobs}
 
 
 def _net_change(frames, value, row):
@@ -121,14 +125,16 @@ def _net_paired(frames, value, this, base):
     if this["method"] != base["method"]:
         which = f"{style.label(this['method'])} − {style.label(base['method'])}"
     else:  # the knobs the two rows differ in
+        def shown(v):
+            return f"{v:g}" if isinstance(v, float) else f"{v}"
+
         which = f"{style.label(this['method'])}, " + ", ".join(
-            f"{_KNOB_NAMES.get(k, k)} {this[k]:g} − {base[k]:g}" if isinstance(this[k], float)
-            else f"{this[k]} − {base[k]}" for k in this if this[k] != base[k])
+            f"{_KNOB_NAMES.get(k, k)} {shown(this[k])} − {shown(base[k])}" for k in this if this[k] != base[k])
     return K.over_seeds(d.to_numpy()), f"{_OPT[this['optimizer']]} lr {lrs[-1]:g}: {which}"
 
 
 _OPT = {"adam": "Adam", "sgd": "SGD"}
-_KNOB_NAMES = {"reward_offset": "offset"}
+_KNOB_NAMES = {"reward_offset": "offset", "epochs": "μ"}
 
 
 def _toy_change(frames, experiment, k, row):
@@ -163,8 +169,8 @@ def _toy_paired(frames, experiment, value, this, base):
 
 def _demo(name):
     """The number of the toy demo whose rows a prediction reads."""
-    return {"shared_policy": shared_policy, "training": training, "loss_aggregation": loss_aggregation,
-            "negative_samples": negative_samples}[name].NUMBER
+    return {"shared_policy": shared_policy, "training": training, "clipping": clipping,
+            "loss_aggregation": loss_aggregation, "negative_samples": negative_samples}[name].NUMBER
 
 
 def _top_k(frames):
@@ -210,6 +216,13 @@ PREDICTIONS = (
                                      {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
                lambda f: _net_paired(f, ("passk", 1), {**_net("none", "sgd"), "reward_offset": 5.0},
                                      _net("none", "sgd"))),
+    # the objective: a second clipped update on each batch (μ = 2, ε 0.2) against one
+    Prediction("more_updates", {"en": "GRPO's pass@1: μ = 2 − μ = 1 updates a batch",
+                                "zh": "GRPO 的 pass@1：每批 μ = 2 − μ = 1 次更新"},
+               lambda f: _toy_paired(f, "clipping", ("passk", 1),
+                                     {"method": "grpo", "lr": TOY_LR, "epochs": 2, "clip_high": 0.2},
+                                     {"method": "grpo", "lr": TOY_LR, "epochs": 1, "clip_high": 0.2}),
+               lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2), _net("grpo"))),
     # Dr. GRPO: per-answer 1/|o| weighting lengthens wrong answers
     Prediction("length_wrong", {"en": "GRPO, a wrong answer's expected tokens: seq-mean-token-mean − "
                                       "seq-mean-token-sum-norm",
@@ -387,7 +400,7 @@ def passk_side_by_side(frames):
             label = style.label(method) + (" (the toy's: shared weights)" if knobs["shared_lr"] else "")
             F.line(toy, s.index, s, method, label=label)
     p = frames["net_passk"]
-    p = p[(p["optimizer"] == "adam") & (p["loss_agg"] == DEFAULT_AGG) & (p["reward_offset"] == 0.0)]
+    p = A.select_rows(p, **{k: v for k, v in _net(None).items() if k != "method"})  # Adam, the default loss
     lrs = {}
     for method in [m for m in ("grpo", "psr", "nsr") if (p["method"] == m).any()]:
         here = p[p["method"] == method]
