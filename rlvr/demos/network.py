@@ -129,7 +129,8 @@ def _net_paired(frames, value, this, base):
             return f"{v:g}" if isinstance(v, float) else f"{v}"
 
         which = f"{style.label(this['method'])}, " + ", ".join(
-            f"{_KNOB_NAMES.get(k, k)} {shown(this[k])} − {shown(base[k])}" for k in this if this[k] != base[k])
+            f"{_KNOB_NAMES.get(k, k)} {shown(this[k])} − {shown(base[k])}"
+            for k in this if this[k] != base[k])
     return K.over_seeds(d.to_numpy()), f"{_OPT[this['optimizer']]} lr {lrs[-1]:g}: {which}"
 
 
