@@ -93,7 +93,8 @@ def cmd_config(a):
 
 def cmd_clean(a):
     """Delete the per-job files (and their logs) that no kept config names: rows or seed
-    blocks no longer asked for, a method dropped from the gradient statistics. Without --config
+    blocks no longer asked for (the network's rows too), a method dropped from the gradient
+    statistics. Without --config
     every config a run recorded (rlvr/config.py record_config) is kept, and the default; with
     --config only those, after a confirmation if files of a recorded config would go. An
     aggregate that holds rows of a deleted file is deleted too: the next run makes it again
@@ -110,7 +111,8 @@ def cmd_clean(a):
     ran = [(f"{path}{' (the latest run)' if path.name == latest else ''}", cfg) for path, cfg in recorded]
     ran.append((f"{C.DEFAULT_CONFIG.relative_to(C.REPO)} (the default)", C.load_config(None)))
     kept = ran if not a.config else [(config, C.load_config(config)) for config in a.config]
-    files = [p for part in ("runs", "gradient_stats") for p in sorted((results / part).rglob("*.parquet"))]
+    files = [p for part in ("runs", "gradient_stats", "network")
+             for p in sorted((results / part).rglob("*.parquet"))]
     names = {p.relative_to(results).as_posix() for p in files}
     keep = set()
     for name, cfg in kept:
@@ -132,10 +134,12 @@ def cmd_clean(a):
               "that configs name")
     keep |= held
     stale = [p for p in files if p.relative_to(results).as_posix() not in keep]
-    logs_of = {}  # a gradient-statistics job's log is named by its job; a training pack's by its pack
-    for path in stale:
+    logs_of = {}  # a gradient-statistics job's log is named by its job, a network row's by its row
+    for path in stale:  # (a training pack's by its pack: below)
         name = path.relative_to(results).as_posix().removesuffix(".parquet")
-        if not name.startswith("runs/"):
+        if name.startswith("network/"):  # a row's files share its log; the base's: network/base.log
+            logs_of.setdefault(logs / f"{name.rpartition('.')[0] or 'network/base'}.log", None)
+        elif not name.startswith("runs/"):
             logs_of.setdefault(logs / f"{name}.log", None)
     for manifest in manifests:
         logs_of.setdefault(logs / "train" / f"{manifest.stem}.log", None)
@@ -159,9 +163,13 @@ def cmd_clean(a):
 def _named_files(C, cfg, results):
     """The per-job files (under results/) a validated config names."""
     from . import specs
+    from .net.specs import BASE, BASE_PROMPTS, NET_FILES
 
     named = {f"{job.path}.{kind}.parquet" for job in C.train_jobs(C.train_rows(cfg), results)
              for kind in specs.JOB_FILES}
+    base, net_jobs = C.network_jobs(cfg)
+    named |= {f"{job.path}.{kind}.parquet" for job in net_jobs for kind in NET_FILES}
+    named |= {f"{name}.parquet" for name in (BASE, BASE_PROMPTS)} if base else set()
     return named | {job.path for job in C.gradstat_jobs(cfg)}
 
 
@@ -211,9 +219,13 @@ def _aggregates_holding(results, stale):
 
     runs = [p for p in stale if p.name.endswith(".run.parquet")]
     gradstats = [p for p in stale if p.relative_to(results).parts[0] == "gradient_stats"]
+    network = [p for p in stale
+               if p.name.endswith(".curve.parquet") and p.relative_to(results).parts[0] == "network"]
     doomed = []
     if holds(results / io.RESULT_FILES["runs"], runs):
         doomed += [results / io.RESULT_FILES[name] for name in io.JOB_PARTS]
+    if holds(results / io.RESULT_FILES["net_curves"], network):
+        doomed += [results / io.RESULT_FILES[name] for name in io.NET_PARTS]
     if holds(results / io.RESULT_FILES["gradstats"], gradstats):
         doomed.append(results / io.RESULT_FILES["gradstats"])
     return [p for p in doomed if p.is_file()]

@@ -127,6 +127,18 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
                  "--base", str(foreign), "--results", str(tmp_path / "foreign")])
     assert code == 2 and "base.parquet: the base of another model" in capsys.readouterr().err
     assert not (tmp_path / "foreign").exists()
+    # `rlvr clean` with a config that no longer has the REINFORCE row: its files, its log and the
+    # aggregates that hold its rows go; GRPO's row and the base stay
+    fewer = micro_config(tmp_path, rows=[{"method": "grpo", "lr": 0.01}])
+    dropped = next(job for job in jobs if job.method == "none")
+    assert (work / "logs" / f"{dropped.path}.log").exists()
+    assert main(["clean", "--results", str(results), "--logs", str(work / "logs"), "--config", str(fewer),
+                 "--yes"]) == 0
+    assert not list(results.glob(f"{dropped.path}.*"))
+    assert not (work / "logs" / f"{dropped.path}.log").exists()
+    kept = next(job for job in jobs if job.method == "grpo")
+    assert all((results / f"{kept.path}.{kind}.parquet").exists() for kind in NET_FILES)
+    assert (results / f"{BASE}.parquet").exists() and not (results / io.RESULT_FILES["net_curves"]).exists()
 
 
 def test_a_network_too_long_for_max_hours_is_refused_naming_its_key(tmp_path):
