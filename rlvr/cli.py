@@ -167,7 +167,7 @@ def _named_files(C, cfg, results):
 
     named = {f"{job.path}.{kind}.parquet" for job in C.train_jobs(C.train_rows(cfg), results)
              for kind in specs.JOB_FILES}
-    base, net_jobs = C.network_jobs(cfg)
+    base, net_jobs = C.network_jobs(cfg, results)
     named |= {f"{job.path}.{kind}.parquet" for job in net_jobs for kind in NET_FILES}
     named |= {f"{name}.parquet" for name in (BASE, BASE_PROMPTS)} if base else set()
     return named | {job.path for job in C.gradstat_jobs(cfg)}

@@ -22,7 +22,7 @@ from . import io, specs
 from .budget import memory_mb, sampler_copies
 from .demos import DEMOS
 from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_FIELDS, expand_rows, row_schema
-from .net.specs import NET_FIELDS, NET_KNOBS, NetBase, NetRow
+from .net.specs import NET_FIELDS, NET_FILES, NET_KNOBS, NetBase, NetRow
 from .objective import Objective
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
@@ -700,28 +700,35 @@ def train_rows(cfg):
     return [row for rows in rows_by_demo(cfg).values() for row in rows]
 
 
-def train_jobs(rows, results=None):
+def train_jobs(rows, results=None, last=".run.parquet"):
     """The training jobs of these rows: each row's seeds split (rlvr/specs.py's seed_blocks) into
     the blocks whose files are already under the results directory, and one block of the rest;
-    without a results directory, one job a row."""
+    without a results directory, one job a row. last: the file a finished job writes last (a
+    network row's: ".prompts.parquet")."""
     listed = {}  # directory -> its file names, listed once
 
     def computed(row):
-        """The seed blocks of this row whose job finished (its .run file, written last, exists)."""
+        """The seed blocks of this row whose job finished (its last file exists)."""
         folder, name = Path(results, row.row_path).parent, Path(row.row_path).name
         if folder not in listed:
             names = os.listdir(folder) if folder.is_dir() else []
             listed[folder] = [specs.BLOCK_FILE.match(f) for f in names]
         return [specs.label_seeds(m["seeds"]) for m in listed[folder]
-                if m and m["row"] == name and m["suffix"] == ".run.parquet"]
+                if m and m["row"] == name and m["suffix"] == last]
 
     return [dataclasses.replace(row, seeds=block) for row in rows
             for block in specs.seed_blocks(row.seeds, computed(row) if results else ())]
 
 
-def network_jobs(cfg):
-    """The network's base and its training jobs, one a row with all its seeds (packed along the
-    model's ensemble dimension): (NetBase, [NetRow]); (None, []) when the network is off."""
+NET_LAST = f".{NET_FILES[-1]}.parquet"  # the file a network training job writes last
+
+
+def network_jobs(cfg, results=None):
+    """The network's base and its training jobs: (NetBase, [NetRow]), (None, []) when the network
+    is off. A job trains a row's seeds packed along the model's ensemble dimension: all of them,
+    or with a results directory, as toy rows do (train_jobs), each block of them whose files are
+    there and one block of the rest, so that an added seed trains alone (a seed's numbers do not
+    depend on what it is packed with)."""
     net = cfg["network"]
     if not net["enabled"]:
         return None, []
@@ -736,7 +743,7 @@ def network_jobs(cfg):
                    task_seed=task_seed,
                    **{k.name: k.cast(r[k.name]) for k in NET_KNOBS if k.name not in ("method", "lr")})
             for r, _ in expand_rows(net["rows"], "network", NET_FIELDS)]
-    return made, rows
+    return made, train_jobs(rows, results, NET_LAST)
 
 
 def asked(cfg):

@@ -127,6 +127,13 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
                  "--base", str(foreign), "--results", str(tmp_path / "foreign")])
     assert code == 2 and "base.parquet: the base of another model" in capsys.readouterr().err
     assert not (tmp_path / "foreign").exists()
+    # a seed added: each row trains the new seed alone, its first seeds' files are kept
+    more = micro_config(tmp_path, seeds=[0, 1, 2])
+    assert [job.seeds for job in C.network_jobs(C.load_config(more), results)[1]] == [(0, 1), (2,)] * 2
+    from test_pipeline import job_counts, snakemake
+
+    planned = job_counts(snakemake(work, "-n", config=more).stdout)
+    assert planned.get("network") == 2 and "network_base" not in planned, planned
     # `rlvr clean` with a config that no longer has the REINFORCE row: its files, its log and the
     # aggregates that hold its rows go; GRPO's row and the base stay
     fewer = micro_config(tmp_path, rows=[{"method": "grpo", "lr": 0.01}])

@@ -118,9 +118,9 @@ def code(stage, methods=()):
     return codeversion.code_version(stage, tuple(methods))
 
 
-# the network's base and training jobs (None, [] when the network is off): a rule a row, named
-# by a hash of its path
-NET_BASE, _NET_ROWS = C.network_jobs(config)
+# the network's base and training jobs (None, [] when the network is off): a rule a job (a row's
+# block of seeds, as for toy rows), named by a hash of its path
+NET_BASE, _NET_ROWS = C.network_jobs(config, RESULTS)
 NET_JOBS = {
     f"network_{hashlib.sha256(job.path.encode()).hexdigest()[:10]}": job
     for job in _NET_ROWS
