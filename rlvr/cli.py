@@ -327,7 +327,8 @@ def build_parser():
 
     job("net_base", help="the network's base: supervised learning on the toy's reference policy",
         inputs=("task",), outputs=("out", "prompts"), compute=False)  # torch probes for pandas
-    s = sub.add_parser("net_train", help="train one network row, all its seeds packed, from the base")
+    s = sub.add_parser("net_train", help="train one network job (a row's block of seeds, packed) from "
+                       "the base")
     s.add_argument("--spec", required=True, help="the row's spec as JSON (rlvr/net/specs.py)")
     s.add_argument("--code", help="refuse to run unless the rlvr code has this hash (rlvr/codeversion.py)")
     s.add_argument("--task", required=True, help="input: the task Parquet file")

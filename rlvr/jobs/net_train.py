@@ -1,4 +1,4 @@
-"""Train one network row, all its seeds packed, from the base, and write its files
+"""Train one network job (a row's block of seeds, packed) from the base, and write its files
 (rlvr/net/results.py row_columns): per step the batch's statistics; per record the exact curves
 by level, the exact pass@k and every prompt's exact P(correct)."""
 

@@ -15,7 +15,7 @@ from .train import BATCH_STATS, train
 
 
 def row_columns(task, row, start):
-    """Train one network row (a NetRow), all its seeds packed, from the base's parameters `start`;
+    """Train one network job (a NetRow: a row's block of seeds, packed) from the base's `start`;
     {kind: columns} of its files (NET_FILES), each row's identifying columns first."""
     torch.set_num_threads(1)  # one thread: a seed's bits the same alone or packed (rlvr/net/model.py)
     ttask = make_token_task(task, seed=row.task_seed)

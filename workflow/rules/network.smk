@@ -1,5 +1,5 @@
 # Stage 3b: the network (issue 35, rlvr/net/): its base, taught the toy's reference policy, then
-# a training job per network row, all its seeds packed; each job one torch thread.
+# a training job per network row's block of seeds, packed; each job one torch thread.
 
 
 if NET_BASE is not None:
