@@ -71,8 +71,7 @@ def _make(name, step, made, task):
             params, prompts = net_base.base_columns(task, from_json(NetBase, step.spec))
             return {BASE: pa.table(params), BASE_PROMPTS: pa.table(prompts)}
         row, base = from_json(NetRow, step.spec), made[BASE]
-        start = net_base.params_from_columns(base["name"].to_numpy(zero_copy_only=False),
-                                             base["value"].to_numpy(), net_base.model_of(row))
+        start = net_base.params_from_columns(base, net_base.model_of(row))
         tables, _ = net_row_columns(task, row, start)
         return {f"{row.path}.{kind}": pa.table(cols) for kind, cols in tables.items()}
     tables = [made[i] for i in step.inputs]  # an aggregate

@@ -66,7 +66,7 @@ def test_a_rows_numbers_are_the_same_bits_alone_packed_and_rerun():
     base_spec, rows = C.network_jobs(cfg)
     params, prompts = net.base_columns(task, base_spec)
     assert len(prompts["p_correct"]) == 8 and np.all(prompts["mass_on_candidates"] <= 1 + 1e-6)
-    start = net.params_from_columns(params["name"], params["value"], net.model_of(base_spec))
+    start = net.params_from_columns(params, net.model_of(base_spec))
     row = rows[0]
     pair, _ = row_columns(task, row, start)
     again, _ = row_columns(task, row, start)
@@ -102,7 +102,7 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     params, prompts = base_columns(task, base_spec)
     assert same_table(io.read_arrow(results / f"{BASE_PROMPTS}.parquet"), pa.table(prompts))
     assert same_table(io.read_arrow(results / f"{BASE}.parquet"), pa.table(params))
-    start = params_from_columns(params["name"], params["value"], model_of(base_spec))
+    start = params_from_columns(params, model_of(base_spec))
     for job in jobs:
         tables, _ = row_columns(task, job, start)
         for kind in NET_FILES:

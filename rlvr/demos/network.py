@@ -38,6 +38,7 @@ def check_section(section, task, checks):
     from ..estimators import ESTIMATORS
     from ..knobs import expand_rows
     from ..net.specs import NET_FIELDS, NET_KNOBS, READ
+    from ..objective import Objective
 
     if not section["enabled"]:  # off: nothing of it runs, and a small task may not fit its sizes
         return
@@ -55,7 +56,8 @@ def check_section(section, task, checks):
         checks.need(not needs, keys["method"], f"{method!r} needs {', '.join(sorted(needs))}, which the "
                     f"network does not give (a learned V, the policy over all answers); allowed: estimators "
                     f"that read only {', '.join(READ)}")
-        in_reward = row["kl_beta"] and row["kl_placement"] == "reward"
+        # Objective's own test of a KL in the reward, as the toy rows' check in rlvr/config.py
+        in_reward = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE}).kl_in_reward
         checks.need(not (in_reward and "correctness" in getattr(ESTIMATORS.get(method), "needs", ())),
                     keys["row"], f"{method!r} reads each answer's correctness off its reward, which a KL "
                     "penalty in the reward would blur; put the KL in the loss")

@@ -18,8 +18,7 @@ def run(a):
     job_id = identity(a, [a.task, a.base])  # a foreign task or base is refused before any work
     base = io.read_arrow(a.base, required=("name", "value"))
     try:
-        start = params_from_columns(base["name"].to_numpy(zero_copy_only=False), base["value"].to_numpy(),
-                                    model_of(row), where=a.base)
+        start = params_from_columns(base, model_of(row), where=a.base)
     except ValueError as err:
         raise io.InputError(str(err)) from None
     t0 = time.perf_counter()

@@ -94,12 +94,13 @@ def base_columns(task, spec, log=lambda msg: None):
              "p_correct": probs[:, 0], "toy_p_correct": toy[:, 0], "mass_on_candidates": probs.sum(axis=1)})
 
 
-def params_from_columns(names, values, cfg, where="the base"):
-    """base_columns' parameters {name: [1, ...]} back as tensors; ValueError naming `where` if
-    they are not the model cfg's (a base of another size)."""
+def params_from_columns(columns, cfg, where="the base"):
+    """base_columns' parameters {name: [1, ...]} back as tensors, from its columns "name" and
+    "value" (its dict, or the table read from its file); ValueError naming `where` if they are
+    not the model cfg's (a base of another size)."""
     shapes = {n: v.shape[1:] for n, v in init_params(cfg, [(0,)]).items()}
     sizes = [int(np.prod(shape)) for shape in shapes.values()]
-    names = np.asarray(names)
+    names, values = np.asarray(columns["name"]), np.asarray(columns["value"])
     if len(names) != sum(sizes) or not np.array_equal(names, np.repeat(list(shapes), sizes)):
         raise ValueError(f"{where}: the base of another model than n_layer {cfg.n_layer}, d_model "
                          f"{cfg.d_model}, n_head {cfg.n_head}; run snakemake again, which makes it")

@@ -120,10 +120,10 @@ def code(stage, methods=()):
 
 # the network's base and training jobs (None, [] when the network is off): a rule a job (a row's
 # block of seeds, as for toy rows), named by a hash of its path
-NET_BASE, _NET_ROWS = C.network_jobs(config, RESULTS)
+NET_BASE, _NET_TRAIN_JOBS = C.network_jobs(config, RESULTS)
 NET_JOBS = {
     f"network_{hashlib.sha256(job.path.encode()).hexdigest()[:10]}": job
-    for job in _NET_ROWS
+    for job in _NET_TRAIN_JOBS
 }
 
 
@@ -140,7 +140,7 @@ PLAN = binding.plan(
     GRADSTAT_JOBS.values(),
     C.gradstat_cases(config),
     code,
-    netspecs.plan_steps(NET_BASE, _NET_ROWS, code).items(),
+    netspecs.plan_steps(NET_BASE, _NET_TRAIN_JOBS, code).items(),
 )
 IDENTITIES = binding.identities(PLAN)
 
