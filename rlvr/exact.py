@@ -22,12 +22,12 @@ from .kl import KL_ESTIMATORS, KL_PLACEMENTS, kl_estimate, kl_estimate_slope  # 
 from .policy import softmax
 
 
-def exact_moments(pi, method, G, offset=0.0):
-    """Exact (E[ĝ_0], std of ĝ_0, total variance of ĝ) for one prompt with probabilities pi: [M]."""
+def _group_advantages(pi, method, G, offset):
+    """The advantages of a group by c, its number of correct answers: (c [G+1], P(c) [G+1],
+    a_c [G+1] a correct answer's, a_w [G+1] a wrong answer's; 0 where there is none)."""
     if "logp" in ESTIMATORS[method].needs:
         raise ValueError(f"method {method!r} ranks a group's answers by π_old(y): its advantages depend on "
                          "more than the number of correct answers, so these exact moments do not hold")
-    pi = np.asarray(pi, float)
     M, p = len(pi), pi[0]
     c = np.arange(G + 1)  # number of correct answers in the group
     prob = np.array([comb(G, k) for k in c]) * p**c * (1 - p) ** (G - c)  # [G+1]
@@ -35,6 +35,14 @@ def exact_moments(pi, method, G, offset=0.0):
     A = advantages(r, method, pi=np.broadcast_to(pi, (G + 1, M)), offset=offset, weights=prob)
     a_c = np.where(c > 0, A[c, 0], 0.0)  # correct answers come first in row c
     a_w = np.where(c < G, A[c, G - 1], 0.0)  # wrong answers
+    return c, prob, a_c, a_w, A
+
+
+def exact_moments(pi, method, G, offset=0.0):
+    """Exact (E[ĝ_0], std of ĝ_0, total variance of ĝ) for one prompt with probabilities pi: [M]."""
+    pi = np.asarray(pi, float)
+    M, p = len(pi), pi[0]
+    c, prob, a_c, a_w, A = _group_advantages(pi, method, G, offset)
     m = A.mean(axis=1)  # [G+1]
     q = np.concatenate([[0.0], pi[1:] / (1 - p)]) if p < 1 else np.zeros(M)  # [M]
     e0 = np.eye(M)[0]
@@ -46,6 +54,21 @@ def exact_moments(pi, method, G, offset=0.0):
     total_var = (prob * cov_trace_c).sum() + (prob * ((mean_c - mean) ** 2).sum(axis=1)).sum()
     var0 = (prob * (mean_c[:, 0] - mean[0]) ** 2).sum()  # ĝ_0 has no variance given c (q_0 = 0)
     return float(mean[0]), float(np.sqrt(var0)), float(total_var)
+
+
+def advantage_given_reward(p, method, G, offset=0.0):
+    """(E[A_i | answer i correct], E[A_i | answer i wrong]) for a group of G answers each correct
+    with probability p, under an estimator whose advantages depend only on the group's rewards
+    (a batch estimator: the large-batch limit, as exact_moments). Answer i is correct in a group
+    of c correct with probability c/G: E[A_i | correct] = Σ_c P(c)(c/G) a_c / p, and alike for
+    a wrong answer. With answers' updates weighted alike, E[ĝ] = (c1 − c0)∇p; weighted by length
+    (rlvr/net/exact.py expected_update) each answer's own c counts."""
+    if not 0 < p < 1:
+        raise ValueError(f"p = {p!r} must be in (0, 1): both conditional advantages must exist")
+    if {"pi", "baseline"} & set(ESTIMATORS[method].needs):
+        raise ValueError(f"method {method!r} reads more than the group's rewards (π or a learned V)")
+    c, prob, a_c, a_w, _ = _group_advantages(np.array([p, 1 - p]), method, G, offset)
+    return float((prob * c * a_c).sum() / (G * p)), float((prob * (G - c) * a_w).sum() / (G * (1 - p)))
 
 
 def uniform_wrong_prompt(p, M):

@@ -1,13 +1,15 @@
 """The toy's objective at token level (rlvr/net/objective.py) and the network's training step
 (rlvr/net/train.py), on micro models, one thread.
 
-The exact test of issue 35 item 3: with 0/1 rewards and answers summed, a group estimator's
+The exact tests of issue 35 item 3: with 0/1 rewards and answers summed, a group estimator's
 expected update is G·(c1 − c0)·∇P(correct), c1 − c0 = E[A | correct] − E[A | wrong], which the
 toy's exact expected gradient gives (rlvr.exact.exact_moments: E[ĝ_0] = (c1 − c0)·p(1 − p));
-Monte Carlo over many groups against autograd of the exact P(correct) by teacher forcing; with
-each answer's tokens averaged instead (seq-mean-token-mean) the update turns off ∇P. Then
-each aggregation mode's token weights by hand, the clip and the dual clip per token by hand, the
-loss against the peers' formulas written out (verl b178a3c, TRL f2cd577), and packing.
+Monte Carlo over many groups against autograd of the exact P(correct) by teacher forcing. With
+answers of at most 3 tokens every answer is enumerable (rlvr.net.exact.all_answers), so the
+expected update under per-answer length weights and the expected gradient of each KL estimator
+summed over tokens are exact too, each against Monte Carlo. Then each aggregation mode's token
+weights by hand, the clip and the dual clip per token by hand, the loss against the peers'
+formulas written out (verl b178a3c, TRL f2cd577), and packing.
 """
 
 import numpy as np
@@ -16,8 +18,9 @@ import torch
 
 from rlvr.estimators import advantages
 from rlvr.exact import exact_moments, uniform_wrong_prompt
+from rlvr.kl import kl_estimate, kl_estimate_slope
 from rlvr.net.base import train_base
-from rlvr.net.exact import sequence_logprob
+from rlvr.net.exact import answer_table, expected_update, sequence_logprob
 from rlvr.net.model import Config, generator, init_params, token_logprob
 from rlvr.net.objective import token_loss, token_mask, token_weights
 from rlvr.net.sample import sample_answers
@@ -44,17 +47,20 @@ def _flat(grads):
     return torch.cat([g.reshape(g.shape[0], -1) for g in grads], dim=1).double()
 
 
+SHORT = 3  # answer tokens at most: every answer enumerable (1,885), and the prompt's sum fits
+
+
 @pytest.fixture(scope="module")
 def groups(micro):
-    """Many groups of one prompt (P(correct) 0.36, its sum 2 digits then EOS): B = 20 batches of
-    n = 120 groups of G = 4 answers, each batch drawn by its own copy of the model (a pack of B,
-    so one forward and one backward give the B batch gradients), and the exact ∇P(correct) by
-    autograd of teacher forcing: a dict."""
+    """Many groups of one prompt (P(correct) 0.36, its sum 2 digits then EOS), answers of at most
+    SHORT tokens: B = 20 batches of n = 120 groups of G = 4 answers, each batch drawn by its own
+    copy of the model (a pack of B, so one forward and one backward give the B batch gradients),
+    and the exact ∇P(correct) by autograd of teacher forcing: a dict."""
     ttask, base = micro
     prompt, B, n, G = 2, 20, 120, 4
     pack = {k: v.expand(B, *v.shape[1:]).clone().requires_grad_() for k, v in base.items()}
     prompts = torch.from_numpy(ttask["prompt"][[prompt] * n])  # [n, Lp]
-    tokens, lengths = sample_answers(pack, MICRO, prompts, G, [generator((35, b)) for b in range(B)])
+    tokens, lengths = sample_answers(pack, MICRO, prompts, G, [generator((35, b)) for b in range(B)], SHORT)
     r = np.stack([reward_correct(ttask, [prompt] * n, tokens[b].numpy(), lengths[b].numpy())
                   for b in range(B)])  # [B, n, G]
     one = {k: v.clone().requires_grad_() for k, v in base.items()}
@@ -64,7 +70,7 @@ def groups(micro):
     p = float(p.detach())
     assert 0.3 < p < 0.4 and abs(r.mean() - p) < 4 * np.sqrt(p * (1 - p) / r.size)
     return dict(pack=pack, prompts=prompts, tokens=tokens, lengths=lengths, r=r, p=p, grad_p=grad_p,
-                B=B, n=n, G=G, M=ttask["M"])
+                B=B, n=n, G=G, M=ttask["M"], prompt=prompt, ttask=ttask, base=base)
 
 
 def _mean_updates(groups, method, loss_agg):
@@ -114,14 +120,91 @@ def test_a_group_estimators_expected_update_is_g_c1_minus_c0_times_grad_p(groups
     assert 1 - 4 * se <= norm_ratio <= (1 + 4 * se) / cos, (norm_ratio, se, cos)
 
 
-@pytest.mark.parametrize("method", ["rloo", "grpo"])
-def test_per_answer_length_normalisation_turns_the_update_off_grad_p(groups, method):
-    """The same groups under seq-mean-token-mean (each answer's tokens averaged): a wrong answer's
-    push is divided by its own length, so the expected update is no longer along ∇P (the
-    prototype's cosine: 0.943). Measured 0.962 here, 0.964 and 0.957 on each half of the batches
-    (so its noise is ~0.005): cosine < 0.98, where answers summed give 0.998 (the test above)."""
-    mean = _mean_updates(groups, method, "seq-mean-token-mean").mean(dim=0)
-    assert _cosine(mean, groups["grad_p"]) < 0.98
+def _along(updates, exact):
+    """Each batch's component along the exact vector, in units of it: (mean, s.e.) over batches."""
+    proj = (updates @ exact / (exact @ exact)).numpy()  # [B]
+    return proj.mean(), proj.std(ddof=1) / np.sqrt(len(proj))
+
+
+@pytest.mark.parametrize("loss_agg", ["seq-mean-token-sum-norm", "seq-mean-token-mean"])
+@pytest.mark.parametrize("method", ["none", "rloo", "grpo"])
+def test_the_enumerated_expected_update_equals_monte_carlo_under_per_answer_weights(groups, method,
+                                                                                    loss_agg):
+    """rlvr.net.exact.expected_update, Σ_y π(y) c_{r(y)} u(y) ∇log π(y) over the 1,885 answers,
+    against the mean update of the 2,400 groups: the projection within 4 s.e. of 1 (s.e. < 0.03)
+    and cosine ≥ 0.99. Answers summed, it is exactly G·(c1 − c0)·∇P (to float32's rounding);
+    each answer's tokens averaged (seq-mean-token-mean, 1/|y|), the exact update turns off ∇P:
+    a wrong answer's push is divided by its own length (the prototype's Monte Carlo cosine was
+    0.943; here it is exact)."""
+    G = groups["G"]
+    updates = _mean_updates(groups, method, loss_agg)  # [B, D]
+    exact = G * expected_update(groups["base"], MICRO, groups["ttask"], groups["prompt"], method, G, loss_agg,
+                                SHORT, norm=1)[0]
+    mean, se = _along(updates, exact)
+    cos = _cosine(updates.mean(dim=0), exact)
+    off_grad_p = _cosine(exact, groups["grad_p"])
+    print(f"{method} {loss_agg}: projection {mean:.4f} ± {se:.4f}, cos {cos:.4f}, "
+          f"exact cos with ∇P {off_grad_p:.4f}")
+    assert se < 0.03 and abs(mean - 1) < 4 * se, (mean, se)
+    assert cos >= 0.99, cos
+    if loss_agg == "seq-mean-token-sum-norm":
+        c1_minus_c0 = exact_moments(uniform_wrong_prompt(groups["p"], groups["M"]), method, G)[0] / (
+            groups["p"] * (1 - groups["p"]))
+        torch.testing.assert_close(exact, G * c1_minus_c0 * groups["grad_p"], rtol=1e-4, atol=1e-7)
+    elif method != "none":  # REINFORCE pushes only correct answers, all of one length here
+        assert off_grad_p < 0.999, off_grad_p  # summed answers: 1 to within 1e-6
+
+
+@pytest.mark.parametrize("estimator", ["k1", "k2", "k3"])
+def test_the_kl_per_tokens_enumerated_expected_gradient_equals_monte_carlo(groups, estimator):
+    """The gradient of β Σ_t k(ℓ_t) as token_loss takes it (value k, gradient k'(ℓ)∇ℓ; A = 0, β = 1,
+    answers summed, C = 1), for π_ref the base plus N(0, 0.05²) noise: its exact expectation over
+    the 1,885 answers, ∇ of Σ_y π(y) Σ_t k(ℓ_t(y)) with π(y) held, against the mean over 20
+    batches of 480 sampled answers, the projection within 4 s.e. of 1 (s.e. < 0.08; k3's was 0.03–0.05
+    over four sets of seeds) and cosine ≥ 0.99. k1's is
+    exactly 0 (E over each next token of ∇log π is 0), so its Monte Carlo mean is tested against
+    0 along k2's, within 4 s.e."""
+    B, n, G, tokens = groups["B"], groups["n"], groups["G"], groups["tokens"]
+    g = generator((7, 7))
+    base = groups["base"]
+    ref = {k: v + 0.05 * torch.randn(v.shape, generator=g) for k, v in base.items()}
+
+    def exact_of(k):
+        params = {name: v.clone().requires_grad_() for name, v in base.items()}
+        prompt = groups["ttask"]["prompt"][[groups["prompt"]]]
+        _, lengths, logp = answer_table(params, MICRO, prompt, SHORT)
+        with torch.no_grad():
+            _, _, logp_ref = answer_table(ref, MICRO, prompt, SHORT)
+        ell = (logp - logp_ref)[0, 0]  # [S, SHORT], 0 past each answer's length
+        value = torch.from_numpy(kl_estimate(ell.detach().numpy(), k))
+        slope = torch.from_numpy(np.asarray(kl_estimate_slope(ell.detach().numpy(), k), float))
+        counted = torch.from_numpy(np.arange(SHORT) < lengths[:, None])
+        pi = logp[0, 0].sum(-1).detach().exp()  # [S]
+        total = (pi[:, None] * counted * (value + slope * (ell - ell.detach()))).sum()
+        return _flat(torch.autograd.grad(total, list(params.values())))[0]
+
+    pack = groups["pack"]
+    seq_prompts = groups["prompts"][None, :, None].expand(B, n, G, -1).reshape(B, n * G, -1)
+    seq_answers = tokens.reshape(B, n * G, SHORT)
+    logp = token_logprob(pack, MICRO, seq_prompts, seq_answers).reshape(B, n, G, SHORT)
+    with torch.no_grad():
+        refs = {k: v.expand(B, *v.shape[1:]) for k, v in ref.items()}
+        logp_ref = token_logprob(refs, MICRO, seq_prompts, seq_answers).reshape(B, n, G, SHORT)
+    loss, _ = token_loss(logp, logp.detach(), torch.zeros((B, n, G)), token_mask(groups["lengths"], SHORT),
+                         Objective(kl_beta=1.0, kl_estimator=estimator), logp_ref, norm=1)
+    updates = _flat(torch.autograd.grad(loss.sum(), list(pack.values())))  # [B, D]: per batch
+    exact = exact_of(estimator)
+    if estimator == "k1":
+        along = exact_of("k2")
+        assert exact.norm() < 1e-5 * along.norm()
+        mean, se = _along(updates, along)
+        assert abs(mean) < 4 * se, (mean, se)
+        return
+    mean, se = _along(updates, exact)
+    cos = _cosine(updates.mean(dim=0), exact)
+    print(f"{estimator}: projection {mean:.4f} ± {se:.4f}, cos {cos:.4f}")
+    assert se < 0.08 and abs(mean - 1) < 4 * se, (mean, se)  # k3's slope 1 − π_ref/π has a heavy tail
+    assert cos >= 0.99, cos
 
 
 def test_each_aggregation_modes_token_weights_by_hand():
