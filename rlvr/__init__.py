@@ -13,7 +13,7 @@ _HOME = {
     "LEVEL_KEYS": "task", "LEVEL_NAMES": "task", "make_task": "task",
     "pad": "text",
     "Record": "training", "train": "training",
-    "load_policies": "compute", "read_results": "compute",
+    "load_policies": "compute", "load_rows": "compute", "read_results": "compute",
 }
 __all__ = sorted(_HOME)
 

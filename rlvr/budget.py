@@ -193,12 +193,20 @@ def network_seconds(net, P, M):
     model = net["model"]
     scale = max(0.25, model["n_layer"] * model["d_model"] ** 2 / (2 * 64**2))
     base = JOB + NET_TORCH + net["base"]["steps"] * net["base"]["batch"] * NET_BASE_ANSWER * scale
-    answers = net["steps"] * net["prompts_per_step"] * net["G"] * len(net["seeds"])
     records = (net["steps"] // net["eval_every"] + 2) * len(net["seeds"]) * P * M
+
+    def largest(row, key, default):  # a row's value, the largest of a grid's, or the default
+        value = row.get(key)
+        if isinstance(value, list):
+            value = max((v for v in value if v is not None), default=None)
+        return default if value is None else value
+
     rows = 0.0
     for row in net["rows"]:
         combos = math.prod(len(v) for v in row.values() if isinstance(v, list))
-        epochs = max(row.get("epochs", 1)) if isinstance(row.get("epochs"), list) else row.get("epochs", 1)
+        epochs = largest(row, "epochs", 1)
+        answers = (net["steps"] * largest(row, "prompts_per_step", net["prompts_per_step"])
+                   * largest(row, "G", net["G"]) * len(net["seeds"]))
         rows += combos * (JOB + NET_TORCH + scale * (answers * (NET_ANSWER + NET_EPOCH * (epochs - 1))
                                                        + records * NET_RECORD))
     return base, rows

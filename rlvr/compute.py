@@ -120,25 +120,38 @@ def load_policies(results="results", config=None, experiment=None):
 def load_rows(results="results", config=None, experiment=None, kind="run"):
     """What the training jobs of a config wrote, as one DataFrame: kind "run" (a row per seed: its
     final pass@1 per level, zero-signal share, ...), "curve", "passk", "klgrad" or "logits" (the
-    final policies). Only the files of the rows and seeds that config names, not every file under
-    results/ (which may hold other configs' rows). config: a YAML file merged over
-    config/config.yaml, or a validated config; default: the config of the last run on results/
-    (results/configs/latest), else the default config. experiment: that demo's rows only.
-    FileNotFoundError naming the files not trained yet."""
+    final policies); for experiment "network" (demo 17), "batch", "curve", "passk" or "prompts"
+    (rlvr/net/specs.py NET_FILES). Only the files of the rows and seeds that config names, not
+    every file under results/ (which may hold other configs' rows). config: a YAML file merged
+    over config/config.yaml, or a validated config; default: the config of the last run on
+    results/ (results/configs/latest), else the default config. experiment: that demo's rows only
+    (the toy's rows of every demo by default). FileNotFoundError naming the files not trained yet."""
+    from .net.specs import EXPERIMENT as NETWORK
+    from .net.specs import NET_FILES
     from .specs import JOB_FILES
 
-    if kind not in JOB_FILES:
-        raise ValueError(f"kind {kind!r}; the kinds a training job writes: {', '.join(JOB_FILES)}")
+    network = experiment == NETWORK
+    kinds = NET_FILES if network else JOB_FILES
+    if kind not in kinds:
+        raise ValueError(f"kind {kind!r}; the kinds a{' network' if network else ''} training job writes: "
+                         f"{', '.join(kinds)}")
     if config is None:
         latest = C.latest_config(results)
         config = Path(results, C.CONFIGS_DIR, latest) if latest else None
     cfg = config if isinstance(config, dict) else C.load_config(config)
-    rows = [row for row in C.train_rows(cfg) if experiment in (None, row.experiment)]
-    if not rows:
-        known = sorted({row.experiment for row in C.train_rows(cfg)})
-        raise ValueError(f"the config trains no rows of experiment {experiment!r}; its experiments: "
-                         f"{', '.join(known)}")
-    paths = [Path(results, f"{job.path}.{kind}.parquet") for job in C.train_jobs(rows, results)]
+    if network:
+        jobs = C.network_jobs(cfg, results)[1]
+        if not jobs:
+            raise ValueError("the config's network is off (network.enabled: false): no network rows")
+    else:
+        rows = [row for row in C.train_rows(cfg) if experiment in (None, row.experiment)]
+        if not rows:
+            known = {row.experiment for row in C.train_rows(cfg)} | ({NETWORK} if cfg["network"]["enabled"]
+                                                                    else set())
+            raise ValueError(f"the config trains no rows of experiment {experiment!r}; its experiments: "
+                             f"{', '.join(sorted(known))}")
+        jobs = C.train_jobs(rows, results)
+    paths = [Path(results, f"{job.path}.{kind}.parquet") for job in jobs]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"{len(missing)} of {len(paths)} training jobs' files are not under "

@@ -22,7 +22,7 @@ from . import io, specs
 from .budget import memory_mb, sampler_copies
 from .demos import DEMOS
 from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_FIELDS, expand_rows, row_schema
-from .net.specs import NET_FIELDS, NET_FILES, NET_KNOBS, NetBase, NetRow
+from .net.specs import JOB_FIELDS, NET_FIELDS, NET_FILES, NET_KNOBS, NetBase, NetRow, net_budget
 from .objective import Objective
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
@@ -736,12 +736,11 @@ def network_jobs(cfg, results=None):
     sizes = tuple(model[key] for key in ("n_layer", "d_model", "n_head"))
     task_seed = cfg["task"]["seed"]
     made = NetBase(*sizes, base["steps"], base["batch"], float(base["lr"]), base["seed"], task_seed)
-    rows = [NetRow(method=r["method"], lr=float(r["lr"]), G=net["G"],
-                   prompts_per_step=net["prompts_per_step"],
+    rows = [NetRow(method=r["method"], lr=float(r["lr"]), **net_budget(net, r),
                    steps=net["steps"], max_len=net["max_len"], eval_every=net["eval_every"],
                    seeds=tuple(sorted(net["seeds"])), k=tuple(cfg["reference"]["k"]), model=sizes,
                    task_seed=task_seed,
-                   **{k.name: k.cast(r[k.name]) for k in NET_KNOBS if k.name not in ("method", "lr")})
+                   **{k.name: k.cast(r[k.name]) for k in NET_KNOBS if k.name not in JOB_FIELDS})
             for r, _ in expand_rows(net["rows"], "network", NET_FIELDS)]
     return made, train_jobs(rows, results, NET_LAST)
 

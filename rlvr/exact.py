@@ -62,7 +62,7 @@ def advantage_given_reward(p, method, G, offset=0.0):
     (a batch estimator: the large-batch limit, as exact_moments). Answer i is correct in a group
     of c correct with probability c/G: E[A_i | correct] = Σ_c P(c)(c/G) a_c / p, and alike for
     a wrong answer. With answers' updates weighted alike, E[ĝ] = (c1 − c0)∇p; weighted by length
-    (rlvr/net/exact.py expected_update) each answer's own c counts."""
+    (rlvr/net/enumerate.py expected_update) each answer's own c counts."""
     if not 0 < p < 1:
         raise ValueError(f"p = {p!r} must be in (0, 1): both conditional advantages must exist")
     if {"pi", "baseline"} & set(ESTIMATORS[method].needs):

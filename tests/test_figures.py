@@ -56,7 +56,9 @@ def results():
     cfg["loss_aggregation"] = small | {"rows": [grpo | {"method": ["grpo", "dr_grpo"], "loss_agg": modes}]}
     cfg["shared_policy"] = small | {"rows": [{"method": ["none", "rloo", "grpo", "pkpo_k4"], "lr": 2.0,
                                               "shared_lr": [0.0, 0.5]}]}
-    cfg["network"] = MICRO | {"rows": [{"method": ["grpo", "psr", "nsr"], "lr": 0.01}]}  # demo 17's lines
+    cfg["network"] = MICRO | {"rows": [{"method": ["grpo", "psr", "nsr"], "lr": 0.01},  # demo 17's lines
+                                       {"method": "grpo", "lr": 0.01, "G": 2, "prompts_per_step": 8},
+                                       {"method": "grpo", "lr": 0.01, "kl_beta": 1.0}]}
     return {k: v.to_pandas() for k, v in compute_all(validate_config(cfg)).items() if k != "task"}
 
 
@@ -243,4 +245,7 @@ def test_the_network_demo_reads_only_what_it_declares(results, tmp_path):
     from rlvr.demos import DEMOS, network
 
     check_declared_reads(results, [demo for demo in DEMOS if demo.module is network], tmp_path)
-    assert {c.key for c in network.claims(results)} <= set(network.CLAIMS)
+    keys = [c.key for c in network.claims(results)]
+    assert set(keys) <= set(network.CLAIMS)
+    # the rows that split the section's answers into other groups, and the KL row, are predictions
+    assert {"smaller_groups", "kl_costs_pass1", "kl_keeps_passk", "crossover_pass1"} <= set(keys), keys

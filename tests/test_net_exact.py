@@ -1,5 +1,7 @@
 """Exact P(correct), mass on the candidates and pass@k by teacher forcing (rlvr/net/exact.py)
-against the frequencies of sampled answers, on a micro model taught an easy task."""
+against the frequencies of sampled answers, on a micro model taught an easy task; and with answers
+of at most 3 tokens, every answer enumerated (rlvr/net/enumerate.py): the expectations over them
+against sampled means."""
 
 import numpy as np
 import pytest
@@ -8,7 +10,8 @@ import torch
 from rlvr.kl import kl_estimate
 from rlvr.metrics import pass_at_k
 from rlvr.net.base import train_base
-from rlvr.net.exact import answer_table, candidate_probs, level_means, p_correct, pass_k, sequence_logprob
+from rlvr.net.enumerate import answer_table
+from rlvr.net.exact import candidate_probs, level_means, p_correct, pass_k, sequence_logprob
 from rlvr.net.model import Config, forward, generator
 from rlvr.net.sample import sample_answers
 from rlvr.net.tokens import candidate_index, canonical, make_token_task

@@ -5,7 +5,7 @@ The exact tests of issue 35 item 3: with 0/1 rewards and answers summed, a group
 expected update is G·(c1 − c0)·∇P(correct), c1 − c0 = E[A | correct] − E[A | wrong], which the
 toy's exact expected gradient gives (rlvr.exact.exact_moments: E[ĝ_0] = (c1 − c0)·p(1 − p));
 Monte Carlo over many groups against autograd of the exact P(correct) by teacher forcing. With
-answers of at most 3 tokens every answer is enumerable (rlvr.net.exact.all_answers), so the
+answers of at most 3 tokens every answer is enumerable (rlvr.net.enumerate.all_answers), so the
 expected update under per-answer length weights and the expected gradient of each KL estimator
 summed over tokens are exact too, each against Monte Carlo. Then each aggregation mode's token
 weights by hand, the clip and the dual clip per token by hand, the loss against the peers'
@@ -20,7 +20,8 @@ from rlvr.estimators import advantages
 from rlvr.exact import exact_moments, uniform_wrong_prompt
 from rlvr.kl import kl_estimate, kl_estimate_slope
 from rlvr.net.base import train_base
-from rlvr.net.exact import answer_table, expected_update, sequence_logprob
+from rlvr.net.enumerate import answer_table, expected_update
+from rlvr.net.exact import sequence_logprob
 from rlvr.net.model import Config, generator, init_params, token_logprob
 from rlvr.net.objective import token_loss, token_mask, token_weights
 from rlvr.net.sample import sample_answers
@@ -130,7 +131,7 @@ def _along(updates, exact):
 @pytest.mark.parametrize("method", ["none", "rloo", "grpo"])
 def test_the_enumerated_expected_update_equals_monte_carlo_under_per_answer_weights(groups, method,
                                                                                     loss_agg):
-    """rlvr.net.exact.expected_update, Σ_y π(y) c_{r(y)} u(y) ∇log π(y) over the 1,885 answers,
+    """rlvr.net.enumerate.expected_update, Σ_y π(y) c_{r(y)} u(y) ∇log π(y) over the 1,885 answers,
     against the mean update of the 2,400 groups: the projection within 4 s.e. of 1 (s.e. < 0.03)
     and cosine ≥ 0.99. Answers summed, it is exactly G·(c1 − c0)·∇P (to float32's rounding);
     each answer's tokens averaged (seq-mean-token-mean, 1/|y|), the exact update turns off ∇P:

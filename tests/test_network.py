@@ -6,6 +6,7 @@ pipeline promises and that a row's numbers depend on its spec alone.
 """
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 import yaml
@@ -41,13 +42,22 @@ def test_a_config_asks_for_a_base_and_a_job_a_row_and_bad_rows_are_refused(tmp_p
         [("grpo", (0, 1), "adam", agg), ("none", (0, 1), "adam", agg)]
     assert len({r.path for r in rows}) == 2 and all(r.path.startswith("network/") for r in rows)
     assert C.network_jobs(C.load_config(TINY)) == (None, [])  # off: nothing planned
+    # a row's own G and prompts a step (the same answers a step in other groups), in its path
+    _, (own,) = C.network_jobs(C.load_config(micro_config(tmp_path, rows=[
+        {"method": "grpo", "lr": 0.01, "G": 2, "prompts_per_step": 8}])))
+    assert (own.G, own.prompts_per_step) == (2, 8) and "_G2_n8_" in own.path
     for rows, key, message in (
             ([{"method": "learned", "lr": 0.01}], "network.rows[0].method", "'learned' needs baseline"),
             ([{"method": "grpo", "lr": 0.01, "optimizer": "rmsprop"}], "network.rows[0].optimizer",
              "rmsprop"),
             ([{"method": "grpo", "lr": 0.01}, {"method": "grpo", "lr": 0.01}], "network.rows[1]",
              "duplicates"),
-            ([{"method": "grpo", "lr": -1}], "network.rows[0].lr", "")):
+            ([{"method": "grpo", "lr": -1}], "network.rows[0].lr", ""),
+            ([{"method": "grpo", "lr": 0.01, "G": 1}], "network.rows[0].G", "G = 1 is too small"),
+            ([{"method": "grpo", "lr": 0.01, "prompts_per_step": 500}], "network.rows[0].prompts_per_step",
+             "exceeds the number of prompts"),
+            ([{"method": "grpo", "lr": 0.01}, {"method": "grpo", "lr": 0.01, "G": 4}], "network.rows[1]",
+             "duplicates")):  # G 4 is the section's: the same row
         with pytest.raises(C.ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")) as err:
             C.load_config(micro_config(tmp_path, rows=rows))
         assert message in str(err.value)
@@ -116,6 +126,13 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     rows = io.read_arrow(results / f"{io.RESULT_FILES['net_curves']}").to_pandas()
     assert set(rows["method"]) == {"grpo", "none"} and set(rows["seed"]) == {0, 1}
     assert set(rows["level"]) == {"very_hard", "hard", "medium", "easy", "all"}
+    # rlvr.load_rows reads a config's network rows from their own files: what the aggregate holds
+    from rlvr import load_rows
+
+    loaded = load_rows(results, config, experiment="network", kind="curve")
+    pd.testing.assert_frame_equal(loaded.reset_index(drop=True), rows.reset_index(drop=True))
+    with pytest.raises(ValueError, match="kinds a network training job writes: batch, curve, passk, prompts"):
+        load_rows(results, config, experiment="network", kind="run")
     # a base made for another model, put in place of this one: refused before training
     other = C.network_jobs(C.load_config(micro_config(tmp_path, model={"n_layer": 1, "d_model": 8,
                                                                         "n_head": 2})))[0]

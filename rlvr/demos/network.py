@@ -3,7 +3,7 @@
 A small transformer writes the toy's answers token by token (rlvr/net/): taught the toy's
 reference policy (the base), then trained from it with the toy's estimators and objective per
 token. Each prediction below is a paired difference over seeds, computed once from the toy's
-own rows (demos 3, 8, 10, 11 and 13) and once from the network's rows, and judged by the same rule:
+own rows (demos 3, 4, 8, 10, 11, 13 and 14) and once from the network's rows, and judged by the same rule:
 the network's difference resolved (beyond 3 s.e.) with the toy's sign, resolved against it, or
 not resolved. What each name below is: rlvr/demos/__init__.py.
 """
@@ -18,7 +18,15 @@ from .. import figures as F
 from .. import style
 from ..knobs import KNOBS, OBJECTIVE
 from ..task import LEVEL_KEYS
-from . import clipping, loss_aggregation, negative_samples, shared_policy, training
+from . import (
+    clipping,
+    group_size,
+    loss_aggregation,
+    narrowing_remedies,
+    negative_samples,
+    shared_policy,
+    training,
+)
 
 NUMBER = 17  # its place in the order; its table is demo17_network
 TITLE = "the bridge: the toy's predictions on a network"
@@ -27,7 +35,8 @@ SWITCHABLE = True
 FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk', 'net_prompts')
 ROWS = False
 # the toy's rows its predictions read
-READS = ("training", "clipping", "loss_aggregation", "shared_policy", "negative_samples")
+READS = ("training", "group_size", "clipping", "loss_aggregation", "shared_policy", "negative_samples",
+         "narrowing_remedies")
 DEFAULT_AGG = "seq-mean-token-sum-norm"
 
 
@@ -37,7 +46,7 @@ def check_section(section, task, checks):
     the reward for an estimator that reads correctness off it, sizes that fit, no row twice."""
     from ..estimators import ESTIMATORS
     from ..knobs import expand_rows
-    from ..net.specs import NET_FIELDS, NET_KNOBS, READ
+    from ..net.specs import NET_FIELDS, NET_KNOBS, READ, net_budget
     from ..objective import Objective
 
     if not section["enabled"]:  # off: nothing of it runs, and a small task may not fit its sizes
@@ -48,9 +57,15 @@ def check_section(section, task, checks):
     checks.need(section["prompts_per_step"] <= task["P"], "network.prompts_per_step",
                 f"{section['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
     rows, seen = list(expand_rows(section["rows"], "network", NET_FIELDS)), {}
-    checks.G("network.G", section["G"], [row["method"] for row, _ in rows])
+    checks.G("network.G", section["G"], [row["method"] for row, _ in rows if row["G"] is None])
     for row, keys in rows:
         method = row["method"]
+        if row["G"] is not None:  # a row's own group size, blamed on the row's key
+            checks.G(keys["G"], row["G"], [method])
+        checks.need(row["prompts_per_step"] is None or row["prompts_per_step"] <= task["P"],
+                    keys["prompts_per_step"], f"{row['prompts_per_step']} exceeds the number of prompts "
+                    f"task.P = {task['P']}")
+        row = {**row, **net_budget(section, row)}  # two rows are the same row whoever sets G
         checks.method(keys["method"], method)
         needs = set(getattr(ESTIMATORS.get(method), "needs", ())) - set(READ)
         checks.need(not needs, keys["method"], f"{method!r} needs {', '.join(sorted(needs))}, which the "
@@ -78,15 +93,32 @@ class Prediction(NamedTuple):
 # rows are the lecture's lr 2, in the demo that shows the effect.
 
 
+SECTION = "network.G"  # a row knob that is the section's (network.G, network.prompts_per_step)
+
+
+def _section_budget(frame):
+    """The section's (G, prompts_per_step): the pair most of frame's rows have."""
+    return tuple(int(v) for v in frame.groupby(["G", "prompts_per_step"])["lr"].size().idxmax())
+
+
+def _rows(frame, **row):
+    """The network rows of frame with these knobs (None: any value); G and prompts_per_step at
+    SECTION are the section's, the budget most rows share (a row that sets its own is the
+    exception: demo 4's question)."""
+    for key, value in zip(("G", "prompts_per_step"), _section_budget(frame)):
+        if row.get(key) == SECTION:
+            row[key] = value
+    return A.select_rows(frame, **row)
+
+
 def _net_lrs(frames, row):
     """The lrs of the network rows with these knobs (sorted)."""
-    c = frames["net_passk"]
-    return sorted(set(A.select_rows(c, **row)["lr"]))
+    return sorted(set(_rows(frames["net_passk"], **row)["lr"]))
 
 
 def _start_final(frame, column, **where):
     """(start, final) of a column by seed, from the first and last recorded step of one row."""
-    f = A.select_rows(frame, **where)
+    f = _rows(frame, **where)
     first, last = f[f["step"] == f["step"].min()], f[f["step"] == f["step"].max()]
     return first.set_index("seed")[column], last.set_index("seed")[column]
 
@@ -101,10 +133,11 @@ def _net_value(frames, value, row):
 
 
 def _net(method, optimizer="adam", **knobs):
-    """A network row's knobs: the method and optimizer, no reward offset, and the objective's
-    knobs at their defaults unless given (a row with another μ or clip is another row)."""
-    return {"method": method, "optimizer": optimizer, "reward_offset": 0.0,
-            **{name: KNOBS[name].spec_default for name in OBJECTIVE}, **knobs}
+    """A network row's knobs: the method and optimizer, no reward offset, the section's G and
+    prompts a step, and the objective's knobs at their defaults unless given (a row with another
+    μ or clip is another row)."""
+    return {"method": method, "optimizer": optimizer, "reward_offset": 0.0, "G": SECTION,
+            "prompts_per_step": SECTION, **{name: KNOBS[name].spec_default for name in OBJECTIVE}, **knobs}
 
 
 def _net_change(frames, value, row):
@@ -137,7 +170,59 @@ def _net_paired(frames, value, this, base):
 
 
 _OPT = {"adam": "Adam", "sgd": "SGD"}
-_KNOB_NAMES = {"reward_offset": "offset", "epochs": "μ"}
+_KNOB_NAMES = {"reward_offset": "offset", "epochs": "μ", "prompts_per_step": "prompts", "kl_beta": "β"}
+
+
+def _group_sizes(frames):
+    """The smallest and largest G of the GRPO rows (Adam, the default objective) that draw as many
+    answers a step as the section: ({"G", "prompts_per_step"} of each), or None with fewer than
+    two such sizes."""
+    c = frames["net_passk"]
+    rows = A.select_rows(c, **{**_net("grpo"), "G": None, "prompts_per_step": None})
+    G, n = _section_budget(c)
+    sizes = rows.loc[rows["G"] * rows["prompts_per_step"] == G * n, ["G", "prompts_per_step"]]
+    sizes = sizes.drop_duplicates().sort_values("G")
+    if len(sizes) < 2:
+        return None
+    return tuple({"G": int(r.G), "prompts_per_step": int(r.prompts_per_step)}
+                 for r in sizes.iloc[[0, -1]].itertuples())
+
+
+def _kl_beta(frames):
+    """The largest β of the GRPO rows (Adam) with the default KL (k3, in the loss), or None."""
+    c = frames["net_passk"]
+    knobs = {**_net("grpo"), "kl_beta": None}
+    betas = _rows(c, **knobs)["kl_beta"]
+    return float(betas.max()) if (betas > 0).any() else None
+
+
+def _kl_prediction(frames, value, net):
+    """A KL penalty (k3 in the loss, the network's β) against none, GRPO: the toy's (demo 14's
+    rows at that β: shared weights, the policy on which the toy's pass@k crossover happens) or the
+    network's, per `net`."""
+    beta = _kl_beta(frames)
+    if beta is None:
+        return None
+    if net:
+        return _net_paired(frames, value, _net("grpo", kl_beta=beta), _net("grpo"))
+    k3_loss = {name: KNOBS[name].spec_default for name in ("kl_estimator", "kl_placement")}
+    shared = {"method": "grpo", "lr": TOY_LR, "shared_lr": _SHARED_GRPO["shared_lr"]}
+    return _toy_paired(frames, "narrowing_remedies", value, {**shared, "kl_beta": beta, **k3_loss},
+                       {**shared, "kl_beta": 0.0, "correct_answers": 1})
+
+
+def _group_prediction(frames, net):
+    """Smaller against larger groups at a fixed number of answers a step, GRPO's pass@1: the
+    network's rows, or the toy's demo 4 rows at the same two G."""
+    sizes = _group_sizes(frames)
+    if sizes is None:
+        return None
+    small, large = sizes
+    if net:
+        return _net_paired(frames, ("passk", 1), _net("grpo", **small), _net("grpo", **large))
+    return _toy_paired(frames, "group_size", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
+                                                             "G": small["G"]},
+                       {"method": "grpo", "lr": TOY_LR, "G": large["G"]})
 
 
 def _toy_change(frames, experiment, k, row):
@@ -167,13 +252,15 @@ def _toy_paired(frames, experiment, value, this, base):
         frame, column = c[c["step"] == c["step"].max()], kind
     if frame is None or not len(A.select_rows(frame, **this)) or not len(A.select_rows(frame, **base)):
         return None
-    return K.paired(frame, column, this, base), f"demo {_demo(experiment)}, lr {this['lr']:g}"
+    shared = f", shared lr {this['shared_lr']:g}" if this.get("shared_lr") else ""
+    return K.paired(frame, column, this, base), f"demo {_demo(experiment)}, lr {this['lr']:g}{shared}"
 
 
 def _demo(name):
     """The number of the toy demo whose rows a prediction reads."""
     return {"shared_policy": shared_policy, "training": training, "clipping": clipping,
-            "loss_aggregation": loss_aggregation, "negative_samples": negative_samples}[name].NUMBER
+            "loss_aggregation": loss_aggregation, "negative_samples": negative_samples,
+            "group_size": group_size, "narrowing_remedies": narrowing_remedies}[name].NUMBER
 
 
 def _top_k(frames):
@@ -219,6 +306,10 @@ PREDICTIONS = (
                                      {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
                lambda f: _net_paired(f, ("passk", 1), {**_net("none", "sgd"), "reward_offset": 5.0},
                                      _net("none", "sgd"))),
+    # the lecture's demo 4: at a fixed number of answers a step, smaller groups (more prompts)
+    Prediction("smaller_groups", {"en": "GRPO's pass@1: a smaller G − a larger, at fixed answers a step",
+                                  "zh": "GRPO 的 pass@1：每步回答数固定时，较小的 G − 较大的 G"},
+               lambda f: _group_prediction(f, net=False), lambda f: _group_prediction(f, net=True)),
     # the objective: a second clipped update on each batch (μ = 2, ε 0.2) against one
     Prediction("more_updates", {"en": "GRPO's pass@1: μ = 2 − μ = 1 updates a batch",
                                 "zh": "GRPO 的 pass@1：每批 μ = 2 − μ = 1 次更新"},
@@ -226,6 +317,15 @@ PREDICTIONS = (
                                      {"method": "grpo", "lr": TOY_LR, "epochs": 2, "clip_high": 0.2},
                                      {"method": "grpo", "lr": TOY_LR, "epochs": 1, "clip_high": 0.2}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2), _net("grpo"))),
+    # the KL to the reference (k3 in the loss, GRPO's and TRL's), at the network's β, against none
+    Prediction("kl_costs_pass1", {"en": "GRPO's pass@1: a KL penalty (k3, in the loss) − none",
+                                  "zh": "GRPO 的 pass@1：KL 惩罚（k3，加在损失上）− 无"},
+               lambda f: _kl_prediction(f, ("passk", 1), net=False),
+               lambda f: _kl_prediction(f, ("passk", 1), net=True)),
+    Prediction("kl_keeps_passk", {"en": "GRPO's pass@{hi}: a KL penalty (k3, in the loss) − none",
+                                  "zh": "GRPO 的 pass@{hi}：KL 惩罚（k3，加在损失上）− 无"},
+               lambda f: _kl_prediction(f, ("passk", _top_k(f)), net=False),
+               lambda f: _kl_prediction(f, ("passk", _top_k(f)), net=True)),
     # Dr. GRPO: per-answer 1/|o| weighting lengthens wrong answers
     Prediction("length_wrong", {"en": "GRPO, a wrong answer's expected tokens: seq-mean-token-mean − "
                                       "seq-mean-token-sum-norm",
@@ -363,7 +463,7 @@ def _fell_below_the_start(frames, level="very_hard"):
     prompts = set(base.loc[base["level"] == LEVEL_KEYS.index(level), "prompt"])
     parts, diffs = [], []
     for method in ("nsr", "psr"):
-        rows = A.select_rows(p, lr=lrs[-1], **_net(method))
+        rows = _rows(p, lr=lrs[-1], **_net(method))
         rows = rows[rows["prompt"].isin(prompts)]
         start, final = rows[rows["step"] == rows["step"].min()], rows[rows["step"] == rows["step"].max()]
         both = final.merge(start[["seed", "prompt", "p_correct"]], on=["seed", "prompt"],
@@ -403,7 +503,7 @@ def passk_side_by_side(frames):
             label = style.label(method) + (" (the toy's: shared weights)" if knobs["shared_lr"] else "")
             F.line(toy, s.index, s, method, label=label)
     p = frames["net_passk"]
-    p = A.select_rows(p, **{k: v for k, v in _net(None).items() if k != "method"})  # Adam, the default loss
+    p = _rows(p, **{k: v for k, v in _net(None).items() if k != "method"})  # Adam, the default loss
     lrs = {}
     for method in [m for m in ("grpo", "psr", "nsr") if (p["method"] == m).any()]:
         here = p[p["method"] == method]

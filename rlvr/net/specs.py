@@ -7,7 +7,7 @@ of a row's seeds train in one job, packed along the model's ensemble dimension, 
 numbers are the same bits alone or packed (tests/test_net_model.py).
 """
 
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import dataclass, field, fields, make_dataclass
 
 from .. import io
 from ..binding import NAMES, Step
@@ -19,11 +19,16 @@ from ..specs import seeds_label, to_json
 READ = ("logp", "correctness", "weights", "offset")
 OPTIMIZERS = ("adam", "sgd")  # rlvr/net/train.py maps each to its torch optimizer
 
-# the network's own knobs, declared as the toy's are
+# the network's own knobs, declared as the toy's are; G and prompts_per_step are in every path
 NET_ONLY = (
     Knob("optimizer", "adam", "the network's optimizer: adam (what the field runs; it rescales each "
          "estimator's update) or sgd (the toy's: the update is the estimator's, times lr)",
          {"type": "string", "registry": "net.specs.OPTIMIZERS"}, token="opt"),
+    Knob("G", None, "answers to each prompt; null: network.G (with prompts_per_step, a fixed number of "
+         "answers a step split into other groups, as demo 4)", {"type": ["integer", "null"], "minimum": 1},
+         none=(0, "null: network.G")),
+    Knob("prompts_per_step", None, "prompts a step; null: network.prompts_per_step",
+         {"type": ["integer", "null"], "minimum": 1}, none=(0, "null: network.prompts_per_step")),
 )
 # a network row's knobs: the toy's that mean the same on a network, then the network's own
 NET_KNOBS = (*(KNOBS[name] for name in ("method", "lr", "reward_offset", *OBJECTIVE)), *NET_ONLY)
@@ -74,7 +79,8 @@ class _NetJob:
         """What names the row under results/, whatever its seeds: a knob away from its default
         adds its token and value (rlvr/knobs.py), as in a toy row's path."""
         values = {k.name: getattr(self, k.name, k.spec_default) for k in (*OPTIONAL, *NET_ONLY)}
-        own = "".join(f"_{k.token}{values[k.name]}" for k in NET_ONLY if values[k.name] != k.spec_default)
+        own = "".join(f"_{k.token}{values[k.name]}" for k in NET_ONLY
+                      if k.token and values[k.name] != k.spec_default)
         return (f"network/{self.method}/lr{self.lr!r}_off{self.reward_offset!r}_G{self.G}"
                 f"_n{self.prompts_per_step}_s{self.steps}_len{self.max_len}{path_tokens(values)}{own}")
 
@@ -87,15 +93,22 @@ class _NetJob:
         return (self.method,)
 
 
-# a row's knobs beyond method and lr, with their defaults (a spec leaves those out: to_json)
+# a row's knobs beyond _NetJob's fields (method, lr, G, ...), with their defaults (a spec leaves
+# those out: to_json)
+JOB_FIELDS = tuple(f.name for f in fields(_NetJob))
 NetRow = make_dataclass("NetRow", [(k.name, type(k.spec_default), field(default=k.spec_default))
-                                   for k in NET_KNOBS if k.name not in ("method", "lr")],
+                                   for k in NET_KNOBS if k.name not in JOB_FIELDS],
                         bases=(_NetJob,), frozen=True)
 NetRow.__module__ = __name__
 EXPERIMENT = "network"  # every network file's `experiment` column, as the toy's rows name their demo
 # the columns that name a network row in each of its files (after `experiment`)
 ROW_COLUMNS = ("method", "lr", "optimizer", "reward_offset", "G", "prompts_per_step", "steps", "max_len",
                *OBJECTIVE)
+
+
+def net_budget(section, row):
+    """A network row's G and prompts_per_step: its own, or the section's where it leaves them null."""
+    return {key: section[key] if row[key] is None else row[key] for key in ("G", "prompts_per_step")}
 
 
 def objective_of(row):
