@@ -10,7 +10,7 @@ import torch
 from rlvr.kl import kl_estimate
 from rlvr.metrics import pass_at_k
 from rlvr.net.base import train_base
-from rlvr.net.enumerate import answer_table
+from rlvr.net.enumerate import all_answers, answer_table
 from rlvr.net.exact import candidate_probs, level_means, p_correct, pass_k, sequence_logprob
 from rlvr.net.model import Config, forward, generator
 from rlvr.net.sample import sample_answers
@@ -105,6 +105,8 @@ def test_every_answer_the_sampler_can_draw_is_enumerated_once_and_their_probabil
     e = enumerated
     tokens, lengths = e["tokens"], e["lengths"]
     assert len(tokens) == 1 + 12 + 144 + 12**3 == len({tuple(t) for t in canonical(tokens, lengths)})
+    with pytest.raises(ValueError, match="max_len = 6: 3,257,437 answers a prompt.*max_len <= 5"):
+        all_answers(6)  # refused before any work
     pi = np.exp(e["logp"].sum(-1))  # [8, S]
     np.testing.assert_allclose(pi.sum(axis=1), 1.0, atol=1e-5)
     probs = candidate_probs(e["params"], MICRO, e["ttask"])[0]  # [8, 16]

@@ -411,10 +411,9 @@ def table(frames, L):
     levels = [[L["levels"][key], f"{sub['toy_p_correct'].mean():.4f}", f"{sub['p_correct'].mean():.4f}",
                f"{sub['mass_on_candidates'].mean():.3f}"]
               for i, key in enumerate(LEVEL_KEYS) if len(sub := base[base["level"] == i])]
-    first = c.iloc[0]
+    first, (G, pps) = c.iloc[0], _section_budget(c)  # the section's group size; a row may set its own
     title = L["title"].format(layers=int(first["n_layer"]), d=int(first["d_model"]),
-                              steps=int(first["steps"]), pps=int(first["prompts_per_step"]),
-                              G=int(first["G"]), n=c["seed"].nunique())
+                              steps=int(first["steps"]), pps=pps, G=G, n=c["seed"].nunique())
     return title, [("", L["head"], rows), ("", L["base_head"], levels)], L["note"]
 
 

@@ -19,6 +19,16 @@ from ..objective import aggregation_weights
 from .model import token_logprob
 from .tokens import EOS, N_OUT, PAD, reward_correct
 
+MAX_ANSWERS = 300_000  # a prompt's answers enumerated at most (max_len 5 with 13 outputs: 271,453)
+
+
+def _longest(symbols):
+    """The largest max_len whose answers number at most MAX_ANSWERS."""
+    L = 0
+    while sum(symbols**body for body in range(L + 2)) <= MAX_ANSWERS:
+        L += 1
+    return L
+
 
 def all_answers(max_len, n_out=N_OUT):
     """Every answer the sampler (rlvr/net/sample.py) can draw with at most max_len tokens: each
@@ -26,6 +36,10 @@ def all_answers(max_len, n_out=N_OUT):
     cut without it. (tokens [S, max_len] PAD after EOS, lengths [S] EOS counted); S =
     Σ_{l ≤ L} (n_out − 1)^l, 1,885 for the 13 outputs and max_len 3: their probabilities sum to 1."""
     symbols = [t for t in range(n_out) if t != EOS]
+    count = sum(len(symbols) ** body for body in range(max_len + 1))
+    if count > MAX_ANSWERS:
+        raise ValueError(f"max_len = {max_len}: {count:,} answers a prompt, more than {MAX_ANSWERS:,} to "
+                         f"enumerate; allowed: max_len <= {_longest(len(symbols))}")
     tokens, lengths = [], []
     for body in range(max_len + 1):
         strings = list(itertools.product(symbols, repeat=body))
