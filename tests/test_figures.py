@@ -58,7 +58,8 @@ def results():
                                               "shared_lr": [0.0, 0.5]}]}
     cfg["network"] = MICRO | {"rows": [{"method": ["grpo", "psr", "nsr"], "lr": 0.01},  # demo 17's lines
                                        {"method": "grpo", "lr": 0.01, "G": 2, "prompts_per_step": 8},
-                                       {"method": "grpo", "lr": 0.01, "kl_beta": 1.0}]}
+                                       {"method": "grpo", "lr": 0.01, "kl_beta": 1.0,
+                                        "kl_placement": ["loss", "reward"]}]}
     return {k: v.to_pandas() for k, v in compute_all(validate_config(cfg)).items() if k != "task"}
 
 
@@ -248,4 +249,5 @@ def test_the_network_demo_reads_only_what_it_declares(results, tmp_path):
     keys = [c.key for c in network.claims(results)]
     assert set(keys) <= set(network.CLAIMS)
     # the rows that split the section's answers into other groups, and the KL row, are predictions
-    assert {"smaller_groups", "kl_costs_pass1", "kl_keeps_passk", "crossover_pass1"} <= set(keys), keys
+    new = {"smaller_groups", "kl_costs_pass1", "kl_keeps_passk", "kl_in_the_reward", "crossover_pass1"}
+    assert new <= set(keys), keys

@@ -3,7 +3,7 @@
 A small transformer writes the toy's answers token by token (rlvr/net/): taught the toy's
 reference policy (the base), then trained from it with the toy's estimators and objective per
 token. Each prediction below is a paired difference over seeds, computed once from the toy's
-own rows (demos 3, 4, 8, 10, 11, 13 and 14) and once from the network's rows, and judged by the same rule:
+own rows (demos 3, 4, 8, 9, 10, 11, 13 and 14) and once from the network's rows, and judged by the same rule:
 the network's difference resolved (beyond 3 s.e.) with the toy's sign, resolved against it, or
 not resolved. What each name below is: rlvr/demos/__init__.py.
 """
@@ -21,6 +21,7 @@ from ..task import LEVEL_KEYS
 from . import (
     clipping,
     group_size,
+    kl_penalty,
     loss_aggregation,
     narrowing_remedies,
     negative_samples,
@@ -35,8 +36,8 @@ SWITCHABLE = True
 FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk', 'net_prompts')
 ROWS = False
 # the toy's rows its predictions read
-READS = ("training", "group_size", "clipping", "loss_aggregation", "shared_policy", "negative_samples",
-         "narrowing_remedies")
+READS = ("training", "group_size", "clipping", "kl_penalty", "loss_aggregation", "shared_policy",
+         "negative_samples", "narrowing_remedies")
 DEFAULT_AGG = "seq-mean-token-sum-norm"
 
 
@@ -211,6 +212,20 @@ def _kl_prediction(frames, value, net):
                        {**shared, "kl_beta": 0.0, "correct_answers": 1})
 
 
+def _kl_placement_prediction(frames, net):
+    """k3 in the reward (verl's use_kl_in_reward) against in the loss at the network's β, GRPO's
+    pass@1: the network's rows, or the toy's demo 9 rows (tabular) at that β."""
+    beta = _kl_beta(frames)
+    if beta is None:
+        return None
+    if net:
+        return _net_paired(frames, ("passk", 1), _net("grpo", kl_beta=beta, kl_placement="reward"),
+                           _net("grpo", kl_beta=beta))
+    k3 = {"method": "grpo", "lr": TOY_LR, "kl_beta": beta, "kl_estimator": "k3"}
+    return _toy_paired(frames, "kl_penalty", ("passk", 1), {**k3, "kl_placement": "reward"},
+                       {**k3, "kl_placement": "loss"})
+
+
 def _group_prediction(frames, net):
     """Smaller against larger groups at a fixed number of answers a step, GRPO's pass@1: the
     network's rows, or the toy's demo 4 rows at the same two G."""
@@ -260,7 +275,8 @@ def _demo(name):
     """The number of the toy demo whose rows a prediction reads."""
     return {"shared_policy": shared_policy, "training": training, "clipping": clipping,
             "loss_aggregation": loss_aggregation, "negative_samples": negative_samples,
-            "group_size": group_size, "narrowing_remedies": narrowing_remedies}[name].NUMBER
+            "group_size": group_size, "kl_penalty": kl_penalty,
+            "narrowing_remedies": narrowing_remedies}[name].NUMBER
 
 
 def _top_k(frames):
@@ -326,6 +342,10 @@ PREDICTIONS = (
                                   "zh": "GRPO 的 pass@{hi}：KL 惩罚（k3，加在损失上）− 无"},
                lambda f: _kl_prediction(f, ("passk", _top_k(f)), net=False),
                lambda f: _kl_prediction(f, ("passk", _top_k(f)), net=True)),
+    Prediction("kl_in_the_reward", {"en": "GRPO's pass@1: the KL penalty (k3) in the reward − in the loss",
+                                    "zh": "GRPO 的 pass@1：KL 惩罚（k3）加在奖励上 − 加在损失上"},
+               lambda f: _kl_placement_prediction(f, net=False),
+               lambda f: _kl_placement_prediction(f, net=True)),
     # Dr. GRPO: per-answer 1/|o| weighting lengthens wrong answers
     Prediction("length_wrong", {"en": "GRPO, a wrong answer's expected tokens: seq-mean-token-mean − "
                                       "seq-mean-token-sum-norm",
