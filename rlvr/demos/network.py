@@ -18,16 +18,6 @@ from .. import figures as F
 from .. import style
 from ..knobs import KNOBS, OBJECTIVE
 from ..task import LEVEL_KEYS
-from . import (
-    clipping,
-    group_size,
-    kl_penalty,
-    loss_aggregation,
-    narrowing_remedies,
-    negative_samples,
-    shared_policy,
-    training,
-)
 
 NUMBER = 17  # its place in the order; its table is demo17_network
 TITLE = "the bridge: the toy's predictions on a network"
@@ -94,7 +84,7 @@ class Prediction(NamedTuple):
 # rows are the lecture's lr 2, in the demo that shows the effect.
 
 
-SECTION = "network.G"  # a row knob that is the section's (network.G, network.prompts_per_step)
+SECTION = "the section's"  # a row's G or prompts_per_step left at the section's (resolved by _rows)
 
 
 def _section_budget(frame):
@@ -272,11 +262,10 @@ def _toy_paired(frames, experiment, value, this, base):
 
 
 def _demo(name):
-    """The number of the toy demo whose rows a prediction reads."""
-    return {"shared_policy": shared_policy, "training": training, "clipping": clipping,
-            "loss_aggregation": loss_aggregation, "negative_samples": negative_samples,
-            "group_size": group_size, "kl_penalty": kl_penalty,
-            "narrowing_remedies": narrowing_remedies}[name].NUMBER
+    """The number of the toy demo (one of READS) whose rows a prediction reads."""
+    from importlib import import_module
+
+    return import_module(f"{__package__}.{name}").NUMBER
 
 
 def _top_k(frames):
