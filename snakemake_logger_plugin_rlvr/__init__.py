@@ -107,6 +107,9 @@ class LogHandler(LogHandlerBase):
 
     def shown(self, record):
         event = getattr(record, "event", None)
+        if event == LogEvent.RUN_INFO and self.done_total is None:  # the run's jobs, before any ends
+            total = (getattr(record, "stats", None) or {}).get("total")
+            self.done_total = (0, total) if total else None
         if event == LogEvent.JOB_INFO:
             self.running[record.jobid] = (job_name(record.rule_name, getattr(record, "wildcards", None)),
                                           self.clock())

@@ -168,6 +168,34 @@ def test_the_progress_line_names_the_running_jobs_and_a_quiet_terminal_hears_fro
     assert last.endswith("] 4 of 10 jobs done; running: train clipping (32 s)"), last
 
 
+def test_the_progress_line_counts_the_runs_jobs_before_the_first_ends():
+    """The first progress lines of a run whose first jobs are long ("0 of ? jobs done" before a
+    job had ended): the total comes from the run's job stats, logged before any job starts."""
+    import io as stdio
+    import logging
+    from types import SimpleNamespace
+
+    from snakemake_interface_logger_plugins.common import LogEvent
+
+    import snakemake_logger_plugin_rlvr as plugin
+
+    out = stdio.StringIO()
+    settings = SimpleNamespace(stdout=True, dryrun=False, printshellcmds=False, nocolor=True, quiet=None,
+                               debug_dag=False, verbose=False, show_failed_logs=True)
+    handler = plugin.LogHandler(settings, None)
+    handler.stream, handler.clock, handler.start_heartbeat = out, lambda: 100.0, lambda: None
+    for event, fields in ((LogEvent.RUN_INFO, {"stats": {"network": 38, "all": 1, "total": 39}}),
+                          (LogEvent.JOB_INFO, {"jobid": 1, "rule_name": "network_0123456789",
+                                               "wildcards": {}})):
+        r = logging.LogRecord("snakemake", logging.INFO, "", 0, "", None, None)
+        r.__dict__.update(event=event, **fields)
+        handler.handle(r)
+    handler.clock = lambda: 100.0 + plugin.QUIET_FOR
+    handler.beat_once()
+    want = f"] 0 of 39 jobs done; running: network ({plugin.QUIET_FOR:.0f} s)"
+    assert out.getvalue().splitlines()[-1].endswith(want), out.getvalue()
+
+
 def test_no_temporary_files_are_left(tiny_run):
     assert not [p for p in (tiny_run / "results").rglob("*") if p.name.endswith(".tmp") or ".tmp." in p.name]
 
