@@ -37,3 +37,20 @@ def test_grpo_bias_depends_on_difficulty():
     ratio = {p: exact_moments(uniform_wrong_prompt(p, 16), "grpo", 8)[0] / (p * (1 - p))
              for p in (0.01, 0.2, 0.5)}
     assert ratio[0.01] > ratio[0.2] > ratio[0.5] > 1
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
+def test_the_mean_advantage_given_an_answers_reward_is_each_estimators_own(p):
+    """advantage_given_reward against what each estimator's formula gives by hand: REINFORCE
+    pays a correct answer 1 and a wrong one 0; RLOO's baseline is the mean of the G − 1 others,
+    so E[A | correct] = 1 − p and E[A | wrong] = −p; NSR pays only wrong answers, −1. And for
+    any estimator, c1 − c0 is exact_moments' E[ĝ_0] / (p(1 − p)) (answers summed)."""
+    from rlvr.exact import advantage_given_reward
+
+    assert advantage_given_reward(p, "none", 8) == pytest.approx((1.0, 0.0), abs=1e-12)
+    assert advantage_given_reward(p, "rloo", 8) == pytest.approx((1 - p, -p), abs=1e-12)
+    assert advantage_given_reward(p, "nsr", 8) == pytest.approx((0.0, -1.0), abs=1e-12)
+    c1, c0 = advantage_given_reward(p, "grpo", 8)
+    assert c1 - c0 == pytest.approx(exact_moments(uniform_wrong_prompt(p, 16), "grpo", 8)[0] / (p * (1 - p)))
+    with pytest.raises(ValueError, match="learned V"):
+        advantage_given_reward(p, "learned", 8)
