@@ -128,7 +128,7 @@ def cmd_clean(a):
         if pack & keep:
             held |= pack - keep
         else:
-            manifests.append(results / packs.PACKS_DIR / f"{name}.json")
+            manifests.append(results / specs.PACKS_DIR / f"{name}.json")
     if held:
         print(f"{len(held)} result files no config names are kept with their packs, which hold files "
               "that configs name")

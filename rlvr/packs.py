@@ -9,50 +9,21 @@ rerun after an interruption, finds the same packs; a changed row or an added see
 job of its own, and its neighbours' files are left alone. Each job's files and their identity
 (rlvr/binding.py) are the same whatever it was packed with.
 
-A pack's job writes a manifest last, `packs/<name>.json` under results/: its jobs' paths,
+A pack's job writes a manifest last, `packs/<name>.json` under results/ (rlvr/specs.py Pack, which
+the job reads, without this module's planning and its estimates): its jobs' paths,
 specs and code versions. A later run keeps that pack as it was, with the params it ran with,
 so Snakemake sees no change, even when the config no longer asks for some of its jobs (their
 files stay, as a row's always did); a pack whose code or specs are no longer what this run
 would give them is not kept, and the jobs of it the config asks for are new jobs again.
 """
 
-import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import budget
-from .specs import TrainRow, from_json, to_json
+from .specs import PACKS_DIR, Pack, TrainRow, from_json, pack_name, to_json
 
 PACK_SECONDS = 4.0  # estimated CPU seconds of the rows a pack spans (estimates run ~2x high)
-PACKS_DIR = "packs"  # under results/: a manifest per pack its job finished
-
-
-@dataclass(frozen=True)
-class Pack:
-    """Training jobs trained by one process: name, the jobs (specs.TrainRow, each a row's block of
-    seeds), and each one's spec (as to_json writes it) and code version (rlvr/codeversion.py)."""
-
-    name: str
-    jobs: tuple
-    specs: tuple
-    codes: tuple
-
-    def manifest(self, results):
-        return f"{results}/{PACKS_DIR}/{self.name}.json"
-
-    def manifest_text(self):
-        return json.dumps({"jobs": [[j.path, s, c] for j, s, c in zip(self.jobs, self.specs, self.codes)]},
-                          indent=1) + "\n"
-
-
-def pack_name(experiment, paths):
-    """A pack's name: its experiment and a hash of its jobs' paths, so the same jobs are always
-    the same pack (its rule's name, train_<name>)."""
-    digest = hashlib.sha256("\n".join(sorted(paths)).encode()).hexdigest()[:10]
-    return f"{experiment}_{digest}"
-
-
 def read_manifests(results):
     """{name: [(path, spec, code)]} of every readable manifest under results/packs/ (a damaged
     one is left out: its jobs become new jobs again)."""

@@ -5,6 +5,7 @@ The config layer (rlvr/config.py) expands the validated config into these; the S
 each job its spec as JSON; the job rebuilds it with `from_json` and computes from it alone.
 """
 
+import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field, fields, make_dataclass
@@ -160,3 +161,32 @@ def from_json(cls, text):
         return tuple(tuples(v) for v in x) if isinstance(x, list) else x
 
     return cls(**{name: tuples(v) for name, v in values.items()})
+
+
+# a training pack (rlvr/packs.py plans them): what its job trains and the manifest it writes last
+PACKS_DIR = "packs"  # under results/: a manifest per pack its job finished
+
+
+@dataclass(frozen=True)
+class Pack:
+    """Training jobs trained by one process: name, the jobs (specs.TrainRow, each a row's block of
+    seeds), and each one's spec (as to_json writes it) and code version (rlvr/codeversion.py)."""
+
+    name: str
+    jobs: tuple
+    specs: tuple
+    codes: tuple
+
+    def manifest(self, results):
+        return f"{results}/{PACKS_DIR}/{self.name}.json"
+
+    def manifest_text(self):
+        return json.dumps({"jobs": [[j.path, s, c] for j, s, c in zip(self.jobs, self.specs, self.codes)]},
+                          indent=1) + "\n"
+
+
+def pack_name(experiment, paths):
+    """A pack's name: its experiment and a hash of its jobs' paths, so the same jobs are always
+    the same pack (its rule's name, train_<name>)."""
+    digest = hashlib.sha256("\n".join(sorted(paths)).encode()).hexdigest()[:10]
+    return f"{experiment}_{digest}"

@@ -13,7 +13,7 @@ from conftest import PYTHON, REPO
 
 from rlvr import config as C
 from rlvr import io, specs
-from rlvr.packs import PACKS_DIR, pack_name
+from rlvr.specs import PACKS_DIR, pack_name
 
 TINY = REPO / "config" / "test.yaml"
 

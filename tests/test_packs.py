@@ -5,7 +5,8 @@ import json
 
 from rlvr import config as C
 from rlvr import io
-from rlvr.packs import PACKS_DIR, plan_packs
+from rlvr.packs import plan_packs
+from rlvr.specs import PACKS_DIR
 
 CFG = C.load_config(None)
 P, M = CFG["task"]["P"], CFG["task"]["M"]

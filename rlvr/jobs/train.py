@@ -3,8 +3,7 @@
 import time
 
 from .. import io
-from ..packs import Pack, pack_name
-from ..specs import JOB_FILES, TrainRow, from_json
+from ..specs import JOB_FILES, Pack, TrainRow, from_json, pack_name
 from ..task import read_task
 from ..training import row_columns
 from . import identity, log
