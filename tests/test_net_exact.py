@@ -120,7 +120,8 @@ def test_every_answer_the_sampler_can_draw_is_enumerated_once_and_their_probabil
 def test_enumerated_expectations_equal_the_means_of_sampled_answers(enumerated):
     """Exact over the 1,885 answers against 4,000 sampled answers a prompt (max_len 3), each
     within 4 s.e. per prompt: the answer's tokens, −log π(y) (whose mean is the sequence
-    entropy), Σ_t of the next-token entropy (what verl and TRL log as entropy, per token), the
+    entropy), Σ_t of the next-token entropy (the entropy of the full next-token distribution that
+    verl b178a3c logs as actor/entropy and TRL f2cd577 as entropy, both averaged over tokens), the
     share off the candidates, and Σ_t k(ℓ_t) of each KL estimator. Exactly, by the chain rule:
     Σ_t of the next-token entropies has the sequence entropy as its mean, and k1 and k3 summed
     over tokens both have KL(π‖π_ref) as theirs; k2's is another number."""

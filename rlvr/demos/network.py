@@ -203,8 +203,8 @@ def _kl_prediction(frames, value, net):
 
 
 def _kl_placement_prediction(frames, net):
-    """k3 in the reward (verl's use_kl_in_reward) against in the loss at the network's β, GRPO's
-    pass@1: the network's rows, or the toy's demo 9 rows (tabular) at that β."""
+    """k3 in the reward (verl b178a3c's algorithm.use_kl_in_reward) against in the loss at the
+    network's β, GRPO's pass@1: the network's rows, or the toy's demo 9 rows (tabular) at that β."""
     beta = _kl_beta(frames)
     if beta is None:
         return None
