@@ -104,11 +104,14 @@ def base_config():
     return load_config()
 
 
+LECTURE = ("reference", "gradients", "training", "group_size", "passk_after_training")  # its script's demos
+
+
 def later_demos_off():
-    """Every demo beyond the lecture's four switched off: the ones that can be (rlvr.demos)."""
+    """Every demo beyond the lecture's switched off (rlvr.demos: demo 3 cannot be)."""
     from rlvr.demos import DEMOS
 
-    return {demo.section: {"enabled": False} for demo in DEMOS if demo.section}
+    return {demo.section: {"enabled": False} for demo in DEMOS if demo.section and demo.name not in LECTURE}
 
 
 LATER_DEMOS_OFF = later_demos_off()

@@ -79,15 +79,18 @@ def plan(cfg, train_jobs, gradstat_jobs, gradstat_cases, code, more=()):
     (name, Step) pairs (rlvr/net/specs.py plan_steps), planned there so that no toy job's code
     holds the network's."""
     task, reference = NAMES["task"], NAMES["reference"]
+    # demo 1 off (reference.enabled): its table, not the reference's pass@k other demos read
+    ref = {key: value for key, value in cfg["reference"].items() if key != "enabled"}
     steps = {task: Step("task", as_json(cfg["task"]), code("task")),
-             reference: Step("reference", as_json(cfg["reference"]), code("reference"), (task,)),
-             NAMES["exact"]: Step("exact", exact_spec(cfg),
-                                  code("exact", cfg["gradient_stats"]["exact_curve"]["methods"]))}
-    for job in gradstat_jobs:
-        steps[job.path.removesuffix(".parquet")] = Step("gradstats", to_json(job),
-                                                        code("gradstats", job.methods), (task,))
-    steps[NAMES["gradstats"]] = Step("aggregate", gradstat_order(gradstat_cases), code("aggregate"),
-                                     tuple(job.path.removesuffix(".parquet") for job in gradstat_jobs))
+             reference: Step("reference", as_json(ref), code("reference"), (task,))}
+    if cfg["gradient_stats"]["enabled"]:  # demo 2's: the exact curve and the Monte Carlo statistics
+        steps[NAMES["exact"]] = Step("exact", exact_spec(cfg),
+                                     code("exact", cfg["gradient_stats"]["exact_curve"]["methods"]))
+        for job in gradstat_jobs:
+            steps[job.path.removesuffix(".parquet")] = Step("gradstats", to_json(job),
+                                                            code("gradstats", job.methods), (task,))
+        steps[NAMES["gradstats"]] = Step("aggregate", gradstat_order(gradstat_cases), code("aggregate"),
+                                         tuple(job.path.removesuffix(".parquet") for job in gradstat_jobs))
     paths = [job.path for job in train_jobs]
     for job, path in zip(train_jobs, paths):
         step = Step("train", to_json(job), code("train", job.methods), (task,))

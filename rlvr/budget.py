@@ -240,16 +240,17 @@ def parts(cfg, defaults, training):
     out = [Part("the task and the reference's pass@k", JOB + reference_seconds(P, ref["n_samples"], ref["k"]),
                 grown([("reference.n_samples", ref["n_samples"], d_ref["n_samples"]),
                        ("task.P", P, d_task["P"]), ("reference.k", len(ref["k"]), len(d_ref["k"]))]))]
-    n_cases = sum(len(c["reward_offsets"]) * len(c["methods"]) * len(c["levels"]) for c in gs["cases"])
-    out.append(Part("the gradient statistics", JOB * len({m for c in gs["cases"] for m in c["methods"]})
-                    + n_cases * gradstats_seconds(M, gs["G"], gs["n_reps"]),
-                    grown([("gradient_stats.n_reps", gs["n_reps"], d_gs["n_reps"]),
-                           ("gradient_stats.G", gs["G"], d_gs["G"]), ("task.M", M, d_task["M"])])))
-    curve = gs["exact_curve"]
-    n_curve = len(curve["methods"]) * curve["n_points"]
-    out.append(Part("the exact curve", JOB + n_curve * exact_seconds(gs["G"], M),
-                    grown([("gradient_stats.exact_curve.n_points", curve["n_points"],
-                            d_gs["exact_curve"]["n_points"]), ("gradient_stats.G", gs["G"], d_gs["G"])])))
+    if gs["enabled"]:  # demo 2: its statistics and its exact curve
+        n_cases = sum(len(c["reward_offsets"]) * len(c["methods"]) * len(c["levels"]) for c in gs["cases"])
+        out.append(Part("the gradient statistics", JOB * len({m for c in gs["cases"] for m in c["methods"]})
+                        + n_cases * gradstats_seconds(M, gs["G"], gs["n_reps"]),
+                        grown([("gradient_stats.n_reps", gs["n_reps"], d_gs["n_reps"]),
+                               ("gradient_stats.G", gs["G"], d_gs["G"]), ("task.M", M, d_task["M"])])))
+        curve = gs["exact_curve"]
+        n_curve = len(curve["methods"]) * curve["n_points"]
+        out.append(Part("the exact curve", JOB + n_curve * exact_seconds(gs["G"], M),
+                        grown([("gradient_stats.exact_curve.n_points", curve["n_points"],
+                                d_gs["exact_curve"]["n_points"]), ("gradient_stats.G", gs["G"], d_gs["G"])])))
     every = []
     for name, rows, keys in training:
         every += rows

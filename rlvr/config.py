@@ -63,8 +63,7 @@ DEMO_DEFAULTS = "demo_defaults"
 
 def experiment_schema(demo):
     """The config section of a demo whose rows come from a `rows:` list (demo.module.CONFIG)."""
-    properties = {"enabled": {"type": "boolean", "default": True}} if demo.section else {}
-    properties.update({
+    properties = {
         **RUN_KEYS, "seeds": {**RUN_KEYS["seeds"], "default": demo.module.CONFIG["seeds"]},
         "rows": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/row"},
                  "default": demo.module.CONFIG["rows"]},
@@ -76,7 +75,7 @@ def experiment_schema(demo):
                    "type": "array", "minItems": 1,
                    "items": {"type": "object", "additionalProperties": False, "required": ["where", "set"],
                              "properties": {"where": {"type": "object", "minProperties": 1},
-                                            "set": {"type": "object", "minProperties": 1}}}}})
+                                            "set": {"type": "object", "minProperties": 1}}}}}
     return {"description": f"demo {demo.number}, {demo.module.CONFIG['help']}", "type": "object",
             "additionalProperties": False, "default": {}, "properties": properties}
 
@@ -97,6 +96,12 @@ def schema():
         properties[key] = value
         if key == "trainer":
             properties.update(sections)
+    for demo in DEMOS:  # `enabled` where a demo can be turned off, in a section made if the file has none
+        if demo.section:
+            section = properties.setdefault(demo.section, {
+                "description": f"demo {demo.number}, {demo.module.TITLE}", "type": "object",
+                "additionalProperties": False, "default": {}, "properties": {}})
+            section["properties"] = {"enabled": {"type": "boolean", "default": True}, **section["properties"]}
     out["properties"] = properties
     return out
 
@@ -428,7 +433,7 @@ def cost_problems(cfg, available):
                f"repetitions at a time x G = {gs['G']:,} answers, task.M = {M:,})",
                "use a smaller G (or task.M)")
     points = gs["exact_curve"]["n_points"]
-    mb = B.exact_mb(gs["G"], M, points)
+    mb = B.exact_mb(gs["G"], M, points) if gs["enabled"] else 0
     if mb > available and B.exact_mb(0, 0, points) > available / 2:  # its rows, not its moments
         refuse("gradient_stats.exact_curve.n_points", points, mb, f"the exact curve job ({points:,} points "
                f"x {len(gs['exact_curve']['methods'])} methods)", "use fewer points")
@@ -628,7 +633,10 @@ def _flow(value):
 
 
 def gradstat_cases(cfg):
-    """Every (reward offset, method, level) the config asks for, each once, in order."""
+    """Every (reward offset, method, level) the config asks for, each once, in order (none where
+    demo 2 is off: gradient_stats.enabled)."""
+    if not cfg["gradient_stats"]["enabled"]:
+        return []
     cases = {}
     for case in cfg["gradient_stats"]["cases"]:
         for off in case["reward_offsets"]:
@@ -773,7 +781,8 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
     n_methods = len(gradstat_jobs(cfg))
     w = max(len(demo.name) for demo in DEMOS)  # the names in one column, the longest's too
     lines = [f"{'gradient_stats':<{w}} {len(gradstat_cases(cfg)):3d} cases of {n_methods:2d} methods"
-             f"{'':11}{jobs('gradient_stats', n_methods)}"]
+             f"{'':11}{jobs('gradient_stats', n_methods)}" if cfg["gradient_stats"]["enabled"]
+             else f"{'gradient_stats':<{w}} off"]
     for name, rows in by_experiment.items():
         runs = sum(len(r.seeds) for r in rows)
         seeds = {len(r.seeds) for r in rows}

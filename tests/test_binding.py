@@ -9,15 +9,13 @@ import shutil
 import subprocess
 
 import pytest
-import yaml
 from conftest import PYTHON, REPO, same_table
-from test_pipeline import TINY, snakemake, snapshot
+from test_pipeline import TINY, small_config, snakemake, snapshot
 from test_runlock import hold_in_child, no_run_env  # noqa: F401  (the fixture, for this file too)
 
 from rlvr import binding, io, runlock
 from rlvr import config as C
 from rlvr.codeversion import code_version
-from rlvr.demos import DEMOS
 from rlvr.specs import to_json
 
 
@@ -68,18 +66,6 @@ def test_a_noted_file_is_left_to_snakemake_and_a_replaced_one_is_read(tmp_path):
     assert binding.foreign(results, ids, []) == [(results / "runs.parquet").as_posix()]
     io.write_table(results / "runs.parquet", {"x": [2]}, io.bound("runs", "b" * 32))  # merged: the same job's
     assert binding.foreign(results, ids, []) == []
-
-
-def small_config(path, **task):
-    """config/test.yaml with one training row and no demo section (each job costs a process)."""
-    cfg = yaml.safe_load(TINY.read_text())
-    for demo in DEMOS:
-        if demo.section:
-            cfg.setdefault(demo.section, {})["enabled"] = False
-    cfg["training"]["rows"] = [{"method": "grpo", "lr": 2.0}]
-    cfg["task"] = {**cfg.get("task", {}), **task}
-    path.write_text(yaml.safe_dump(cfg))
-    return path
 
 
 def rlvr(*args, cwd):
@@ -141,7 +127,7 @@ def test_foreign_files_are_set_aside_and_made_again_with_this_configs_numbers(tm
         live.kill()
         live.wait()
     assert rlvr("all", "--config", str(other), "--results", str(results), cwd=elsewhere).returncode == 0
-    run_again(replaced=7, kept=6 + 7)  # the task and every aggregate but the exact curve's (no task)
+    run_again(replaced=6, kept=6 + 6)  # the task, the reference and the 4 aggregates (demo 2 is off)
 
 
 def test_no_run_starts_beside_a_live_one_whatever_its_flags(tiny_run, tmp_path):

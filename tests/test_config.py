@@ -198,6 +198,29 @@ def test_a_disabled_lr_sweep_asks_for_no_runs_tables_or_figures():
     assert {d.name for d in DEMOS} - {d.name for d in asked(cfg)} == {"lr_sweep", "dynamic_sampling"}
 
 
+def test_every_demo_but_demo_3_can_be_turned_off_and_then_plans_nothing_of_its_own():
+    """Demo 2 off plans neither its statistics nor its exact curve; demo 1 off keeps the
+    reference's pass@k (the trained demos read it) with the same spec, so nothing reruns; demo 4
+    off trains none of its rows; the budget counts none of it."""
+    from rlvr.budget import parts
+    from rlvr.compute import _plan
+    from rlvr.config import asked, summary
+
+    every = validate_config({})
+    off = validate_config({demo.section: {"enabled": False} for demo in DEMOS if demo.section})
+    assert [d.name for d in asked(off)] == ["training"]
+    assert [d.name for d in DEMOS if d.section is None] == ["training"]
+    plans = {name: _plan(cfg, code=lambda stage, methods=(): "")
+             for name, cfg in (("on", every), ("off", off))}
+    assert {"exact_bias", "gradient_stats"} <= plans["on"].keys()
+    assert not [name for name in plans["off"] if name.startswith(("gradient_stats", "exact_bias"))]
+    assert not gradstat_jobs(off) and gradstat_jobs(every)
+    assert plans["off"]["reference_passk"] == plans["on"]["reference_passk"]
+    assert {r.experiment for r in train_rows(off)} == {"training"}
+    described = [p.what for p in parts(off, every, [])]
+    assert not [what for what in described if "gradient" in what or "exact" in what], described
+    assert [line.split() for line in summary(off)][0] == ["gradient_stats", "off"]
+
 def test_a_config_file_is_merged_over_the_shipped_one_as_snakemake_does(tmp_path):
     """`rlvr all --config f` and `snakemake --configfile f` run the same experiment: mappings
     merge key by key, lists are replaced."""

@@ -23,6 +23,22 @@ from rlvr.training import row_columns
 pytestmark = pytest.mark.slow  # every test here runs the pipeline or trains many configs
 
 TINY = REPO / "config" / "test.yaml"
+ONE_ROW = [{"method": "grpo", "lr": 2.0}]
+
+
+def small_config(path, keep=(), rows=ONE_ROW, **task):
+    """config/test.yaml with every demo off but demo 3 (always on) and those named in keep, demo
+    3 with `rows` (None: the tiny config's), task keys changed by `task`; written to path. What
+    is written where, when and how is the same for every demo, and each job costs a process."""
+    cfg = yaml.safe_load(TINY.read_text())
+    for demo in DEMOS:
+        if demo.section and demo.name not in keep:
+            cfg.setdefault(demo.section, {})["enabled"] = False
+    if rows is not None:
+        cfg["training"]["rows"] = rows
+    cfg["task"] = {**cfg.get("task", {}), **task}
+    path.write_text(yaml.safe_dump(cfg))
+    return path
 CONTRACT = {
     "reference_passk.parquet": ["level", "n_prompts", "k", "pass_at_k"],
     "gradient_stats.parquet": ["reward_offset", "method", "level", "prompt", "p_correct", "G", "n_reps",
@@ -371,24 +387,33 @@ def test_a_declared_output_that_is_deleted_is_made_again(tiny_run, tmp_path):
 
 
 def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
+    """Demos 1, 2, 5 and 7 turned off in a finished project: none of their tables, figures or
+    checksums is left, no job of theirs runs (demo 2's statistics and exact curve: none), and
+    the reference's pass@k, which other demos read, stays (tests/test_config.py: the plan)."""
     for name in ("results", "logs", ".snakemake"):
         shutil.copytree(tiny_run / name, tmp_path / name)
     cfg = yaml.safe_load(TINY.read_text())
-    cfg["dynamic_sampling"]["enabled"] = False
-    cfg["lr_sweep"] = {**cfg["lr_sweep"], "enabled": False}
-    off = tmp_path / "off.yaml"
-    off.write_text(yaml.safe_dump(cfg))
-    snakemake(tmp_path, "-c2", config=off)
+    off = [demo for demo in DEMOS if demo.name in ("reference", "gradients", "dynamic_sampling", "lr_sweep")]
+    for demo in off:
+        cfg[demo.section] = {**cfg.get(demo.section, {}), "enabled": False}
+    config = tmp_path / "off.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    stats = sorted((tmp_path / "results" / "gradient_stats").iterdir())
+    stamps = {p: p.stat().st_mtime_ns for p in [*stats, tmp_path / "results" / "reference_passk.parquet"]}
+    ran = snakemake(tmp_path, "-c2", config=config).stderr
+    assert "gradient_stats       off" in ran, ran
     names = {p.name for p in (tmp_path / "results" / "tables").iterdir()}
     names |= {p.name for p in (tmp_path / "results" / "figures").iterdir()}
-    assert not [n for n in names if n.startswith(("demo5", "demo7", "dynamic_sampling", "lr_sweep"))], names
+    gone = tuple(demo.table_name for demo in off) + tuple(name for demo in off for name in demo.figures)
+    assert gone and not [n for n in names if n.startswith(gone)], names
     sums = {p.name for p in (tmp_path / "results" / "checksums").iterdir()}
     assert "render_training.sha256" in sums
-    assert not {"render_lr_sweep.sha256", "render_dynamic_sampling.sha256"} & sums  # their checksums too
+    assert not {f"render_{demo.name}.sha256" for demo in off} & sums  # their checksums too
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # nothing of demo 2 ran; the reference stands
     runs = pq.read_table(tmp_path / "results" / "runs.parquet").column("experiment").to_pylist()
-    assert set(runs) == {row.experiment for row in C.train_rows(C.load_config(off))}
+    assert set(runs) == {row.experiment for row in C.train_rows(C.load_config(config))}
     assert set(runs).isdisjoint({"lr_sweep", "dynamic"})
-    assert "Nothing to be done" in snakemake(tmp_path, "-n", config=off).stdout
+    assert "Nothing to be done" in snakemake(tmp_path, "-n", config=config).stdout
 
 
 def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path):

@@ -14,11 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import PYTHON, REPO, same_table
-from test_pipeline import CONTRACT, TINY, snakemake, snapshot
+from test_pipeline import CONTRACT, TINY, small_config, snakemake, snapshot
 
 from rlvr import config as C
 from rlvr import io
-from rlvr.demos import DEMOS
 from rlvr.knobs import KNOBS
 
 pytestmark = pytest.mark.slow  # every test here runs the pipeline or trains many configs
@@ -81,12 +80,7 @@ def test_sigkill_at_three_points_then_rerun_gives_the_uninterrupted_results(tmp_
     """On the tiny config with one demo of the objective (what a kill does is the same for every
     demo, and each job costs a process): killed three times, then run to the end, it writes the
     Parquet files `python -m rlvr all` writes for that config."""
-    cfg = yaml.safe_load(TINY.read_text())
-    for demo in DEMOS:
-        if demo.section and demo.section != "clipping":
-            cfg.setdefault(demo.section, {})["enabled"] = False
-    config = tmp_path / "small.yaml"
-    config.write_text(yaml.safe_dump(cfg))
+    config = small_config(tmp_path / "small.yaml", keep=("clipping",), rows=None)
     in_process = tmp_path / "in_process"
     subprocess.run([PYTHON, "-m", "rlvr", "all", "--config", str(config), "--results", str(in_process)],
                    check=True, capture_output=True)
@@ -109,14 +103,20 @@ def test_sigkill_at_three_points_then_rerun_gives_the_uninterrupted_results(tmp_
     gone.parent.mkdir(exist_ok=True)  # the next run never writes (a row since removed from the config)
     gone.write_bytes(b"partial")
     snakemake(tmp_path, "-c2", config=config)  # completes despite the leftover locks and incomplete markers
-    for name in CONTRACT:
+    written = sorted(p.name for p in in_process.glob("*.parquet"))
+    assert "runs.parquet" in written and "gradient_stats.parquet" not in written  # demo 2 off
+    for name in written:
         assert same_table(pq.read_table(results / name), pq.read_table(in_process / name)), name
     assert every_parquet_is_whole(results)
     assert not temporaries(results), temporaries(results)
 
 
 def test_a_job_killed_by_a_signal_says_which(tmp_path):
-    proc = start(tmp_path)
+    cfg = yaml.safe_load(small_config(tmp_path / "small.yaml").read_text())
+    cfg["training"].update(steps=1000, seeds=list(range(64)))  # one job, seconds long: found before it ends
+    config = tmp_path / "long.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    proc = start(tmp_path, config)
     job = []
 
     def training_started():  # a training job's Python (not the bash that runs it), of this run only

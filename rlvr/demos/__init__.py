@@ -4,7 +4,8 @@ rules and report, the benchmark's lecture config, the tests.
 
 A demo is one module here (copy one): NUMBER (its place in the order: "demo 3", the table
 demo3_training; declared once, so a demo inserted between others renumbers none silently),
-TITLE (its report heading), SWITCHABLE (its config section of the same name has `enabled`),
+TITLE (its report heading), SWITCHABLE (its config section has `enabled`: the section of its name,
+or CONFIG_SECTION where the module names another; a section the schema file lacks is made),
 FRAMES (the results its table, claims and figures read: all its rendering job is given;
 tests/test_render.py checks it), ROWS (that section's `rows:` list trains rows whose experiment
 is the demo's name; CONFIG then holds the section's default seeds and rows, which no config file
@@ -70,7 +71,7 @@ class Demo(NamedTuple):
     @property
     def section(self):
         """The config section whose `enabled` turns it off (None: always on)."""
-        return self.name if self.module.SWITCHABLE else None
+        return getattr(self.module, "CONFIG_SECTION", self.name) if self.module.SWITCHABLE else None
 
     @property
     def figures(self):

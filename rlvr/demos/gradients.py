@@ -12,7 +12,8 @@ from ..task import LEVEL_KEYS as LEVELS
 
 NUMBER = 2  # its place in the lecture's order; its table is demo2_gradients
 TITLE = "gradient estimators"
-SWITCHABLE = False
+SWITCHABLE = True
+CONFIG_SECTION = "gradient_stats"  # the config section that turns it off: the statistics it draws
 FRAMES = ('gradstats', 'exact')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = False
 

@@ -11,7 +11,7 @@ from .. import style
 
 NUMBER = 4  # its place in the lecture's order; its table is demo4_group_size
 TITLE = "group size"
-SWITCHABLE = False
+SWITCHABLE = True
 FRAMES = ('runs',)  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = False
 

@@ -10,7 +10,7 @@ from .. import style
 
 NUMBER = 6  # its place in the lecture's order; its table is demo6_passk_after_training
 TITLE = "pass@k after training"
-SWITCHABLE = False
+SWITCHABLE = True
 FRAMES = ('reference', 'passk')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = False
 READS = ("training",)  # the demos whose rows its table and figures read (its own: none)

@@ -10,7 +10,7 @@ from ..task import LEVEL_KEYS as LEVELS
 
 NUMBER = 1  # its place in the lecture's order; its table is demo1_reference
 TITLE = "reference model"
-SWITCHABLE = False
+SWITCHABLE = True
 FRAMES = ('reference',)  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = False
 

@@ -13,7 +13,7 @@ from .. import style
 
 NUMBER = 3  # its place in the lecture's order; its table is demo3_training
 TITLE = "training"
-SWITCHABLE = False
+SWITCHABLE = False  # always on: demo 6 and the network (demo 17) read its rows
 # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 FRAMES = ('reference', 'runs', 'curves')
 ROWS = True

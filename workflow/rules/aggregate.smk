@@ -1,24 +1,26 @@
 # Stage 4: concatenate the per-job Parquet files into the tables users open.
 
 
-rule aggregate_gradient_stats:
-    input:
-        inputs_of("gradient_stats"),
-    output:
-        f"{RESULTS}/gradient_stats.parquet",
-    log:
-        f"{LOGS}/aggregate_gradient_stats.log",
-    priority: 1  # demos 1-2 first: their figures are drawn while training runs
-    group:
-        "aggregate"
-    conda:
-        ENV
-    params:
-        order=PLAN["gradient_stats"].spec,
-        code=PLAN["gradient_stats"].code,
-    shell:
-        "printf '%s\\n' {input:q} | python -m rlvr aggregate --order {params.order:q}"
-        " --code {params.code} --out {output} --in - 2> {log}"
+if config["gradient_stats"]["enabled"]:  # demo 2 on
+
+    rule aggregate_gradient_stats:
+        input:
+            inputs_of("gradient_stats"),
+        output:
+            f"{RESULTS}/gradient_stats.parquet",
+        log:
+            f"{LOGS}/aggregate_gradient_stats.log",
+        priority: 1  # demos 1-2 first: their figures are drawn while training runs
+        group:
+            "aggregate"
+        conda:
+            ENV
+        params:
+            order=PLAN["gradient_stats"].spec,
+            code=PLAN["gradient_stats"].code,
+        shell:
+            "printf '%s\\n' {input:q} | python -m rlvr aggregate --order {params.order:q}"
+            " --code {params.code} --out {output} --in - 2> {log}"
 
 
 rule aggregate_training:

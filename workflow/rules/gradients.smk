@@ -25,16 +25,19 @@ rule gradient_stats:
         " --task {input.task} --out {output.stats} <<< {params.spec:q} 2> {log}"
 
 
-rule exact_curve:
-    output:
-        exact=f"{RESULTS}/{C.EXACT_FILE}",
-    log:
-        f"{LOGS}/exact_curve.log",
-    priority: 1  # demos 1-2 first: their figures are drawn while training runs
-    conda:
-        ENV
-    params:
-        spec=PLAN["exact_bias"].spec,
-        code=PLAN["exact_bias"].code,
-    shell:
-        "python -m rlvr exact --spec {params.spec:q} --code {params.code} --out {output.exact} 2> {log}"
+# demo 2 off (gradient_stats.enabled: false): no exact curve, nor statistics (rlvr/binding.py plans none)
+if config["gradient_stats"]["enabled"]:
+
+    rule exact_curve:
+        output:
+            exact=f"{RESULTS}/{C.EXACT_FILE}",
+        log:
+            f"{LOGS}/exact_curve.log",
+        priority: 1  # demos 1-2 first: their figures are drawn while training runs
+        conda:
+            ENV
+        params:
+            spec=PLAN["exact_bias"].spec,
+            code=PLAN["exact_bias"].code,
+        shell:
+            "python -m rlvr exact --spec {params.spec:q} --code {params.code} --out {output.exact} 2> {log}"
