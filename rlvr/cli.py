@@ -74,6 +74,17 @@ def cmd_plot(a):
         print(path)
 
 
+def cmd_compare(a):
+    """Two configs' runs side by side (rlvr/compare.py), from the files their runs kept."""
+    from . import config as C
+    from .compare import compare, report, seed_values
+
+    configs = [C.load_config(path) for path in (a.a, a.b)]  # both checked before anything is read
+    a_values = seed_values(a.results, configs[0], a.y)
+    b_values = seed_values(a.results_b or a.results, configs[1], a.y)
+    print("\n".join(report(compare(a_values, b_values, a.y), a.a, a.b)))
+
+
 def cmd_config(a):
     """Check a config and say what it asks for, computing nothing."""
     from . import config as C
@@ -382,6 +393,15 @@ def build_parser():
     s.add_argument("--panel", help="a panel per value of this knob")
     s.add_argument("--out", required=True, help="write <out>.png and <out>.pdf")
     s.set_defaults(fn=cmd_plot)
+
+    s = sub.add_parser("compare", help="two configs' runs side by side: the rows they share, and the "
+                       "difference B - A of the rows they differ in, paired over the seeds both ran")
+    s.add_argument("a", help="config A: a YAML file merged over config/config.yaml, as --configfile is")
+    s.add_argument("b", help="config B")
+    s.add_argument("--results", default="results", help="where both configs' runs are (default: results)")
+    s.add_argument("--results-b", help="where B's runs are, if not there")
+    s.add_argument("--y", default="final_pass1", help="the value of each run (default: final_pass1)")
+    s.set_defaults(fn=cmd_compare)
 
     s = sub.add_parser("claims", help="print every demo's claims computed from a results directory")
     s.add_argument("--results", default="results",

@@ -1,0 +1,129 @@
+"""Two configs' runs side by side, from the files their runs kept (nothing is trained again):
+the rows both name (the same files, so the same numbers), and each row only one names, paired
+with the other config's nearest row (the same experiment, the fewest settings different) and
+the difference of a value of the runs, B − A, over the seeds both ran (paired), or over all the
+seeds of each where they share fewer than two (unpaired).
+
+    python -m rlvr compare A.yaml B.yaml --y final_pass1
+"""
+
+from dataclasses import fields, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import config as C
+from . import io
+from .specs import TrainRow
+
+IGNORED = ("seeds", "settings_id")  # a row is its settings whatever its seeds (the id: of the rest)
+KEYS = (*TrainRow.COLUMNS, "seed", "steps")  # the columns of the runs that are no value of them
+
+
+def seed_values(results, cfg, y):
+    """{row (a TrainRow without seeds): Series of the value y of each of its seeds, by seed} of
+    every toy row a validated config trains, from its jobs' run files under results/;
+    FileNotFoundError naming a file not there, ValueError naming y if it is no value of the runs."""
+    out = {}
+    for row in C.train_rows(cfg):
+        paths = [Path(results, f"{job.path}.run.parquet") for job in C.train_jobs([row], results)]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing:
+            raise FileNotFoundError(f"{missing[0]}: not there; run snakemake with that config first")
+        runs = io.read_concat(paths).to_pandas()
+        values = [c for c in runs.columns if c not in KEYS and runs[c].dtype.kind in "fiu"]
+        if y not in values:
+            raise ValueError(f"--y {y}: not a value of the runs; the values: {', '.join(values)}")
+        out[replace(row, seeds=())] = runs.set_index("seed")[y].loc[list(row.seeds)]
+    return out
+
+
+def differs(a, b):
+    """What two rows' settings differ in, as "name a → b"."""
+    return [f"{f.name} {_show(getattr(a, f.name))} → {_show(getattr(b, f.name))}" for f in fields(a)
+            if f.name not in IGNORED and getattr(a, f.name) != getattr(b, f.name)]
+
+
+def difference(a, b):
+    """B − A of two rows' values by seed (Series indexed by seed): (mean, s.e., seeds, paired).
+    Paired over the seeds both ran where they share at least two; else unpaired, each row's
+    mean over all its seeds, s.e. from both rows' spread (NaN where a row has one seed)."""
+    common = a.index.intersection(b.index)
+    if len(common) >= 2:
+        d = b[common].to_numpy() - a[common].to_numpy()
+        return d.mean(), d.std(ddof=1) / np.sqrt(len(d)), len(d), True
+    se = np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+    return b.mean() - a.mean(), se, min(len(a), len(b)), False
+
+
+class Comparison:
+    """shared: [row] both name; pairs: DataFrame, a line per pair of rows (experiment, what
+    differs, mean of A and of B, their difference B − A and its standard error se, seeds, paired
+    or not, resolved: |B − A| > 3 s.e.); only_a, only_b: [row] left without a partner; seeds_a,
+    seeds_b: {row: its seeds}."""
+
+    def __init__(self, shared, pairs, only_a, only_b, y, seeds_a, seeds_b):
+        self.shared, self.pairs, self.only_a, self.only_b, self.y = shared, pairs, only_a, only_b, y
+        self.seeds_a, self.seeds_b = seeds_a, seeds_b
+
+
+def compare(a, b, y):
+    """The Comparison of two configs' seed_values in the value y."""
+    shared = [row for row in a if row in b]
+    only_a, only_b = [row for row in a if row not in b], [row for row in b if row not in a]
+    lines = []
+    for row_a in list(only_a):  # in A's order, each with the row of B that differs in the fewest settings
+        candidates = [row for row in only_b if row.experiment == row_a.experiment]
+        if not candidates:
+            continue
+        row_b = min(candidates, key=lambda row: len(differs(row_a, row)))
+        only_a.remove(row_a)
+        only_b.remove(row_b)
+        mean, se, n, paired = difference(a[row_a], b[row_b])
+        lines.append({"experiment": row_a.experiment, "differs": ", ".join(differs(row_a, row_b)),
+                      "A": a[row_a].mean(), "B": b[row_b].mean(), "difference": mean, "se": se,
+                      "seeds": n, "paired": paired, "resolved": bool(abs(mean) > 3 * se)})
+    columns = ["experiment", "differs", "A", "B", "difference", "se", "seeds", "paired", "resolved"]
+    seeds = [{row: list(values.index) for row, values in side.items()} for side in (a, b)]
+    return Comparison(shared, pd.DataFrame(lines, columns=columns), only_a, only_b, y, *seeds)
+
+
+def describe(row):
+    """A row as its experiment, estimator, lr and offset."""
+    return f"{row.experiment}: {row.method}, lr {_show(row.lr)}, reward_offset {_show(row.reward_offset)}"
+
+
+def report(c, name_a, name_b):
+    """A Comparison as lines of text."""
+    more = [row for row in c.shared if c.seeds_a[row] != c.seeds_b[row]]
+    out = [f"A = {name_a}, B = {name_b}",
+           f"in both: {_rows(len(c.shared))} (the same files: the same numbers for the seeds both ran)"]
+    if more:
+        out[-1] += (f"; {len(more)} of them with other seeds, e.g. {describe(more[0])}: "
+                    f"A {_seeds(c.seeds_a[more[0]])}, B {_seeds(c.seeds_b[more[0]])}")
+    if len(c.pairs):
+        out.append(f"differ: {_rows(len(c.pairs))}, {c.y}: B − A ± one standard error "
+                   "(resolved: more than 3 s.e. from 0)")
+        width = max(len(d) for d in c.pairs["differs"])
+        for line in c.pairs.itertuples(index=False):
+            out.append(f"  {line.experiment:<18} {line.differs:<{width}}  A {line.A:.4f}  B {line.B:.4f}  "
+                       f"B − A {line.difference:+.4f} ± {line.se:.4f}  {line.seeds} seeds, "
+                       f"{'paired' if line.paired else 'unpaired'}{'  resolved' if line.resolved else ''}")
+    for label, rows in (("only in A", c.only_a), ("only in B", c.only_b)):
+        if rows:
+            out.append(f"{label}: {_rows(len(rows))} (no row of its experiment left in the other to pair)")
+            out += [f"  {describe(row)}" for row in rows]
+    return out
+
+
+def _show(value):
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _rows(n):
+    return f"{n} row{'s' * (n != 1)}"
+
+
+def _seeds(seeds):
+    return f"seed{'s' * (len(seeds) != 1)} {', '.join(map(str, seeds))}"

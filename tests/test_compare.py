@@ -1,0 +1,79 @@
+"""Two configs' runs side by side (rlvr/compare.py, `python -m rlvr compare`)."""
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from conftest import PYTHON, run
+from test_pipeline import TINY
+
+from rlvr import config as C
+from rlvr.compare import compare, difference, seed_values
+from rlvr.specs import TrainRow, to_json
+
+
+def row(experiment="training", method="grpo", lr=2.0, **knobs):
+    return TrainRow(experiment=experiment, method=method, lr=lr, reward_offset=0.0, G=8, prompts_per_step=16,
+                    steps=300, max_rounds=0, seeds=(), value_lr=0.2, eval_every=5, k=(1,), **knobs)
+
+
+def values(seeds, rng):
+    return pd.Series(rng.random(len(seeds)), index=list(seeds))
+
+
+def test_rows_are_shared_paired_with_the_nearest_or_left_alone():
+    rng = np.random.default_rng(0)
+    same, grpo2, sweep = row(method="none"), row(), row("lr_sweep")
+    grpo4, far, kl = row(lr=4.0), row(method="rloo", lr=8.0, kl_beta=0.1), row("kl_penalty")
+    a = {same: values(range(5), rng), grpo2: values(range(5), rng), sweep: values(range(3), rng)}
+    b = {same: a[same], far: values(range(5), rng), grpo4: values(range(1, 6), rng),
+         kl: values(range(2), rng)}
+    c = compare(a, b, "final_pass1")
+    assert c.shared == [same] and c.only_a == [sweep] and c.only_b == [far, kl]
+    (line,) = c.pairs.itertuples(index=False)  # grpo lr 2 with grpo lr 4 (one setting), not rloo (three)
+    assert line.differs == "lr 2 → 4"
+    d = (b[grpo4] - a[grpo2]).dropna()  # the seeds both ran: 1 .. 4
+    assert line.seeds == 4 and line.paired
+    assert line.difference == pytest.approx(d.mean(), abs=1e-15)
+    assert line.se == pytest.approx(d.std(ddof=1) / 2, abs=1e-15)
+    assert line.resolved == (abs(d.mean()) > 3 * d.std(ddof=1) / 2)
+
+
+def test_rows_with_fewer_than_two_seeds_in_common_are_compared_unpaired():
+    a, b = pd.Series([0.1, 0.3, 0.2], index=[0, 1, 2]), pd.Series([0.6, 0.4], index=[2, 7])
+    mean, se, n, paired = difference(a, b)
+    assert not paired and n == 2
+    assert mean == pytest.approx(0.5 - 0.2) and se == pytest.approx(np.sqrt(0.01 / 3 + 0.02 / 2))
+
+
+@pytest.mark.slow
+def test_the_cli_compares_two_configs_from_the_files_they_kept(tiny_run, tmp_path):
+    """B is the tiny config with demo 3's GRPO row at lr 4; its one new row is trained by the
+    training job's own command (what Snakemake would run), then compared without training."""
+    results = tmp_path / "results"
+    shutil.copytree(tiny_run / "results", results)
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["training"]["rows"] = [{"method": "none", "lr": 2.0}, {"method": "grpo", "lr": 4.0}]
+    config_b = tmp_path / "b.yaml"
+    config_b.write_text(yaml.safe_dump(cfg))
+    rlvr = [PYTHON, "-m", "rlvr", "compare", str(TINY), str(config_b), "--results", str(results)]
+    refused = run(rlvr, check=False)  # B's new row is not trained yet
+    assert refused.returncode != 0 and "lr4.0" in refused.stderr and "run snakemake" in refused.stderr
+    (new,) = [job for job in C.train_jobs(C.train_rows(C.load_config(config_b)), results)
+              if job.lr == 4.0 and job.experiment == "training"]
+    run([PYTHON, "-m", "rlvr", "train", "--spec", to_json(new), "--task", str(results / "task.parquet"),
+         "--results", str(results)])
+    out = run(rlvr).stdout.splitlines()
+    n_rows = len(C.train_rows(C.load_config(TINY)))
+    assert out[1].startswith(f"in both: {n_rows - 1} rows")
+    assert out[2].startswith("differ: 1 row, final_pass1")
+    a = seed_values(results, C.load_config(TINY), "final_pass1")
+    b = seed_values(results, C.load_config(config_b), "final_pass1")
+    d = b[next(r for r in b if r.lr == 4.0 and r.experiment == "training")] - \
+        a[next(r for r in a if r.lr == 2.0 and r.method == "grpo" and r.experiment == "training")]
+    assert f"B − A {d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(len(d)):.4f}" in out[3], out[3]
+    assert "lr 2 → 4" in out[3] and f"{len(d)} seeds, paired" in out[3]
+    bad = run([*rlvr, "--y", "pass1"], check=False)
+    assert bad.returncode == 2 and "--y pass1: not a value of the runs; the values: final_pass1" in bad.stderr
