@@ -6,10 +6,12 @@ Every reward is one function in REWARDS. To add one (a noisy verifier, partial c
     def my_reward(y, C, pi, u):
         return ...  # [..., G], 0/1 or any real number
 
-y: [..., G] the sampled answers (0 .. C−1 are the correct ones), pi: [..., M] the policy that
-sampled them, u: [..., G] uniforms in [0, 1) from the seed's own reward generator (drawn only
-for a reward registered with random=True, else None). Its name is then a value of the row knob
-`reward` (rlvr/knobs.py).
+y: [..., G] the sampled answers (0 .. C−1 are the correct ones; on the network, M for a string
+that is none of the M candidates), pi: [..., M] the policy that sampled them over the candidates
+(given only to a reward registered with reads_pi=True, else None: the network computes it by
+teacher forcing), u: [..., G] uniforms in [0, 1) from the seed's own reward generator (drawn
+only for a reward registered with random=True, else None). Its name is then a value of the row
+knob `reward` (rlvr/knobs.py), for the toy's rows and the network's.
 """
 
 from typing import NamedTuple
@@ -21,14 +23,15 @@ class Reward(NamedTuple):
     fn: object
     help: str
     random: bool  # reads u: uniforms from a generator of its own, so the answers drawn stay the same
+    reads_pi: bool  # reads pi, the sampler's probabilities of the candidates
 
 
 REWARDS: dict[str, Reward] = {}
 
 
-def reward(name, help, random=False):
+def reward(name, help, random=False, reads_pi=False):
     def register(fn):
-        REWARDS[name] = Reward(fn, help, random)
+        REWARDS[name] = Reward(fn, help, random, reads_pi)
         return fn
 
     return register
@@ -46,6 +49,6 @@ def random_half(y, C, pi, u):
 
 
 @reward("random_mean", "1 with probability π(correct) of the prompt whatever the answer: the verifier's "
-        "mean reward, without its information", random=True)
+        "mean reward, without its information", random=True, reads_pi=True)
 def random_mean(y, C, pi, u):
     return u < correct_mass(pi, C)[..., None]

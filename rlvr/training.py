@@ -139,7 +139,7 @@ class Rewarder(NamedTuple):
         if self.reward.random:
             u = (self.rngs[seed].random(y.shape) if seed is not None
                  else np.stack([rng.random(y.shape[1:]) for rng in self.rngs]))
-        return self.reward.fn(y, C, pi, u) + self.offset
+        return self.reward.fn(y, C, pi if self.reward.reads_pi else None, u) + self.offset
 
 
 def rewarder(reward, reward_offset, seeds):

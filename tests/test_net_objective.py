@@ -406,3 +406,45 @@ def test_training_reruns_and_packs_give_the_same_bits_and_learn(micro):
               obj=Objective(kl_beta=0.1, kl_placement="reward"))
     with pytest.raises(ValueError, match="optimizer"):
         train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=1, optimizer="rmsprop")
+
+
+def test_every_registered_reward_pays_the_networks_answers():
+    """rlvr/rewards.py on the network: the verifier pays exactly the sum then EOS (a string off the
+    candidates, candidate −1, is wrong); random_half pays u < ½ from the reward's own generator,
+    whatever the answer; random_mean pays u < P(correct) of the prompt, by teacher forcing."""
+    from rlvr.net.exact import candidate_probs
+    from rlvr.net.train import REWARD_STREAM, pay
+    from rlvr.rewards import REWARDS
+
+    ttask = make_token_task(make_task(P=8, level_logodds=(-1.0, 0.0, 1.0, 2.0)), seed=0)
+    params = init_params(MICRO, [(5, 0), (6, 0)])  # two models, E = 2
+    prompts = np.array([[0, 3, 3], [7, 1, 2]])  # [E, n]
+    y = np.array([[[0, -1, 2, 0]] * 3, [[1, 0, -1, 15]] * 3])  # [E, n, G] candidate indices
+    assert set(REWARDS) == {"verifier", "random_half", "random_mean"}  # each tested below
+    assert np.array_equal(pay("verifier", ttask, params, MICRO, prompts, y, None), (y == 0).astype(float))
+
+    def gens():  # each model's reward generator, from its key (e,)
+        return [generator((e, REWARD_STREAM)) for e in range(2)]
+
+    def uniforms():  # what they draw: [E, n, G]
+        return np.stack([torch.rand((3, 4), generator=g, dtype=torch.float64).numpy() for g in gens()])
+
+    assert np.array_equal(pay("random_half", ttask, params, MICRO, prompts, y, gens()), uniforms() < 0.5)
+    alone = [{k: v[e : e + 1] for k, v in params.items()} for e in range(2)]
+    p = np.stack([candidate_probs(alone[e], MICRO, ttask, prompts[e])[0, :, 0] for e in range(2)])  # [E, n]
+    paid = pay("random_mean", ttask, params, MICRO, prompts, y, gens())
+    assert np.array_equal(paid, uniforms() < p[..., None]) and 0 < p.min() and p.max() < 1
+
+
+def test_a_random_reward_trains_the_network_on_the_answers_the_verifier_would_have_drawn(micro):
+    """The reward's uniforms come from a generator of their own: the first step draws the same
+    answers as under the verifier (the same lengths), and random_half's mean reward over 20 steps
+    of 8 × 8 answers is ½ within 4 s.e. (s.e. 0.5 / √1280 = 0.014)."""
+    ttask, base = micro
+    run = dict(start=base, steps=20, n=8, G=8, lr=1e-3, record_every=20)
+    paid = {reward: train(MICRO, ttask, [(0, 0)], "grpo", reward=reward, **run)
+            for reward in ("verifier", "random_half")}
+    assert paid["verifier"]["length"][0, 0] == paid["random_half"]["length"][0, 0]
+    assert abs(paid["random_half"]["reward"].mean() - 0.5) < 4 * 0.5 / np.sqrt(20 * 64)
+    with pytest.raises(ValueError, match="reward 'oracle'; allowed: verifier"):
+        train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=1, reward="oracle")

@@ -124,11 +124,12 @@ def _net_value(frames, value, row):
 
 
 def _net(method, optimizer="adam", **knobs):
-    """A network row's knobs: the method and optimizer, no reward offset, the section's G and
-    prompts a step, and the objective's knobs at their defaults unless given (a row with another
-    μ or clip is another row)."""
-    return {"method": method, "optimizer": optimizer, "reward_offset": 0.0, "G": SECTION,
-            "prompts_per_step": SECTION, **{name: KNOBS[name].spec_default for name in OBJECTIVE}, **knobs}
+    """A network row's knobs: the method and optimizer, the verifier's rewards with no offset, the
+    section's G and prompts a step, and the objective's knobs at their defaults unless given (a
+    row with another μ or clip is another row)."""
+    return {"method": method, "optimizer": optimizer, "reward": "verifier", "reward_offset": 0.0,
+            "G": SECTION, "prompts_per_step": SECTION,
+            **{name: KNOBS[name].spec_default for name in OBJECTIVE}, **knobs}
 
 
 def _net_change(frames, value, row):

@@ -1,7 +1,7 @@
 """What a network job computes (issue 35), spelled once and without torch: the config layer and
 the Snakefile read these; the jobs (rlvr/jobs/net_base.py, net_train.py) rebuild them from JSON.
 
-A network row is a toy row's estimator, lr, reward offset and objective knobs (rlvr/knobs.py:
+A network row is a toy row's estimator, lr, reward, reward offset and objective knobs (rlvr/knobs.py:
 the same names, defaults, checks and path tokens) plus the network's own knobs (NET_ONLY); all
 of a row's seeds train in one job, packed along the model's ensemble dimension, and a seed's
 numbers are the same bits alone or packed (tests/test_net_model.py).
@@ -31,7 +31,7 @@ NET_ONLY = (
          {"type": ["integer", "null"], "minimum": 1}, none=(0, "null: network.prompts_per_step")),
 )
 # a network row's knobs: the toy's that mean the same on a network, then the network's own
-NET_KNOBS = (*(KNOBS[name] for name in ("method", "lr", "reward_offset", *OBJECTIVE)), *NET_ONLY)
+NET_KNOBS = (*(KNOBS[name] for name in ("method", "lr", "reward_offset", "reward", *OBJECTIVE)), *NET_ONLY)
 NET_FIELDS = tuple(knob.name for knob in NET_KNOBS)
 MODEL_KEYS = ("n_layer", "d_model", "n_head")  # rlvr.net.model.Config's sizes a config sets
 
@@ -102,8 +102,8 @@ NetRow = make_dataclass("NetRow", [(k.name, type(k.spec_default), field(default=
 NetRow.__module__ = __name__
 EXPERIMENT = "network"  # every network file's `experiment` column, as the toy's rows name their demo
 # the columns that name a network row in each of its files (after `experiment`)
-ROW_COLUMNS = ("method", "lr", "optimizer", "reward_offset", "G", "prompts_per_step", "steps", "max_len",
-               *OBJECTIVE)
+ROW_COLUMNS = ("method", "lr", "optimizer", "reward", "reward_offset", "G", "prompts_per_step", "steps",
+               "max_len", *OBJECTIVE)
 
 
 def net_budget(section, row):

@@ -1,7 +1,8 @@
 """GRPO-style training of E packed network models on the token task, top to bottom (issue 35).
 
 Each step, each model e draws n prompts and G answers to each from its own generator (seeded
-from its key, e.g. (row, seed)), rewards them (1 iff the sum then EOS), takes the advantages
+from its key, e.g. (row, seed)), rewards them (a reward of rlvr/rewards.py, by default the
+verifier: 1 iff the sum then EOS), takes the advantages
 from the toy's estimator registry on its own rewards [n, G], and makes μ = obj.epochs updates of
 rlvr.net.objective.token_loss. The models share nothing but the Python loop: their losses are
 summed, so each gets its own gradient, and SGD and Adam act elementwise, so at one thread a
@@ -14,21 +15,25 @@ import torch
 from ..estimators import ESTIMATORS, advantages
 from ..kl import kl_estimate
 from ..objective import Objective
+from ..rewards import REWARDS
 from .exact import candidate_probs
 from .model import generator, init_params, token_logprob
 from .objective import token_loss, token_mask
 from .sample import sample_answers
 from .specs import READ
-from .tokens import reward_correct
+from .tokens import candidate_index
 
 SAMPLE_STREAM = 2  # a model's sampling generator is generator((*key, SAMPLE_STREAM))
+REWARD_STREAM = 3  # a random reward's uniforms: generator((*key, REWARD_STREAM)), the answers left alone
 OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}  # rlvr/net/specs.py names them
 BATCH_STATS = ("reward", "reward_zero_std", "clip_share", "length")  # per step and model (train_step)
 
 
-def check(method, obj, optimizer):
+def check(method, obj, optimizer, reward="verifier"):
     """ValueError for what this trainer cannot run yet (or ever)."""
     obj.check()
+    if reward not in REWARDS:
+        raise ValueError(f"reward {reward!r}; allowed: {', '.join(REWARDS)}")
     missing = set(ESTIMATORS[method].needs) - set(READ) if method in ESTIMATORS else set()
     if method not in ESTIMATORS or missing:
         raise ValueError(f"method {method!r}: unknown, or needs {', '.join(sorted(missing))}, which the "
@@ -44,11 +49,25 @@ def _token_logp(params, cfg, prompts, answers, shape):
     return token_logprob(params, cfg, prompts, answers).reshape(shape)
 
 
+def pay(reward, ttask, params, cfg, prompts, y, reward_gens):
+    """Rewards [E, n, G] of a reward of rlvr/rewards.py for the candidates y [E, n, G] drawn for
+    prompts [E, n] (−1 off the candidates: handed to the reward as M, which no reward reads as
+    correct); π over the candidates, by teacher forcing, only for a reward that reads it."""
+    spec, (E, n, G), M = REWARDS[reward], y.shape, ttask["answers"].shape[1]
+    one = [{k: v[e : e + 1] for k, v in params.items()} for e in range(E)]  # model e alone
+    pi = (np.concatenate([candidate_probs(one[e], cfg, ttask, prompts[e]) for e in range(E)])
+          if spec.reads_pi else None)  # [E, n, M]
+    u = (np.stack([torch.rand((n, G), generator=g, dtype=torch.float64).numpy() for g in reward_gens])
+         if spec.random else None)  # [E, n, G]
+    return np.asarray(spec.fn(np.where(y < 0, M, y), 1, pi, u), dtype=float)
+
+
 def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8, norm=None,
-               reward_offset=0.0):
+               reward_offset=0.0, reward="verifier", reward_gens=None):
     """One step of E packed models: rollouts, rewards, advantages, μ = obj.epochs updates of
     params (in place, by opt). ref: π_ref's parameters (read when obj.kl_beta); gens: E generators;
-    reward_offset: added to every reward the estimator sees (the lecture's demo 3).
+    reward_offset: added to every reward the estimator sees (the lecture's demo 3); reward: its
+    name in rlvr/rewards.py, reward_gens: E generators of a random reward's uniforms.
     Returns {name: [E]} for BATCH_STATS: the batch's mean reward, the share of its groups whose
     rewards are all equal (no signal: TRL's frac_reward_zero_std), the share of (token, update)
     pairs the clip held, the answers' mean tokens (EOS included)."""
@@ -57,8 +76,9 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
     # rollouts: n prompts and G answers each, per model from its own generator
     prompts = torch.stack([torch.randint(ttask["P"], (n,), generator=g) for g in gens])  # [E, n]
     tokens, lengths = sample_answers(params, cfg, prompt_tok[prompts], G, gens, max_len)  # [E, n, G, L]
-    r = np.stack([reward_correct(ttask, prompts[e].numpy(), tokens[e].numpy(), lengths[e].numpy())
-                  for e in range(E)])  # [E, n, G]
+    y = np.stack([candidate_index(ttask, prompts[e].numpy(), tokens[e].numpy(), lengths[e].numpy())
+                  for e in range(E)])  # [E, n, G]: which candidate each answer is, −1 none
+    r = pay(reward, ttask, params, cfg, prompts.numpy(), y, reward_gens)  # [E, n, G]
     mask = token_mask(lengths, max_len)  # [E, n, G, L]
     seq_prompts = prompt_tok[prompts][:, :, None].expand(E, n, G, -1).reshape(E, n * G, -1)
     seq_answers = tokens.reshape(E, n * G, max_len)
@@ -94,7 +114,7 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
 
 
 def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, obj=None,
-          optimizer="adam", max_len=8, norm=None, record_every=10, reward_offset=0.0):
+          optimizer="adam", max_len=8, norm=None, record_every=10, reward_offset=0.0, reward="verifier"):
     """Train len(keys) = E models packed from `start` (parameters {name: [E or 1, ...]}, e.g. the
     base; None: a fresh init from the keys) for `steps` steps of n prompts × G answers (train_step).
 
@@ -102,10 +122,11 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
     before which (and after the last) "probs": [R, E, P, M], each candidate's exact probability
     (rlvr.net.exact.candidate_probs: column 0 is P(correct)), and "pass1": [R, E], P(correct)
     averaged over the prompts, were taken, "params": the final parameters}.
-    obj: rlvr.objective.Objective (None: the lecture's, μ = 1, no KL, every answer alike).
+    obj: rlvr.objective.Objective (None: the lecture's, μ = 1, no KL, every answer alike); reward:
+    a reward's name in rlvr/rewards.py (the verifier by default).
     """
     obj = Objective() if obj is None else obj
-    check(method, obj, optimizer)
+    check(method, obj, optimizer, reward)
     E = len(keys)
     if start is None:
         start = init_params(cfg, keys)
@@ -113,6 +134,7 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
     ref = {k: v.detach().clone() for k, v in params.items()}  # π_ref: where training starts
     opt = OPTIMIZERS[optimizer](params.values(), lr=lr)
     gens = [generator((*key, SAMPLE_STREAM)) for key in keys]
+    reward_gens = [generator((*key, REWARD_STREAM)) for key in keys] if REWARDS[reward].random else None
     out = {name: np.zeros((steps, E)) for name in BATCH_STATS}
     record_steps, probs = sorted({*range(0, steps, record_every), steps}), []
     for step in range(steps + 1):
@@ -120,7 +142,7 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
             probs.append(candidate_probs(params, cfg, ttask))
         if step < steps:
             stats = train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len, norm,
-                               reward_offset)
+                               reward_offset, reward, reward_gens)
             for name in BATCH_STATS:
                 out[name][step] = stats[name]
     probs = np.stack(probs)
