@@ -67,7 +67,8 @@ def token_loss(logp, logp_old, A, mask, obj=None, logp_ref=None, norm=None):
 
     logp: [E, n, G, L] log π(o_t) of each answer token under the policy being updated (with
     gradient); logp_old: the same under π_old, the sampler (no gradient; at the first of μ updates
-    it equals logp, ρ = 1 and nothing is clipped); A: [E, n, G] each answer's advantage; mask:
+    it equals logp, ρ = 1 and nothing is clipped); A: [E, n, G] each answer's advantage, or
+    [E, n, G, L] each token's (an off-policy correction per token weighs it: train_step); mask:
     [E, n, G, L] the answers' tokens (token_mask); obj: rlvr.objective.Objective (None: the
     lecture's defaults), whose clip_low, clip_high, clip_c, kl_beta, kl_estimator and loss_agg
     are read here (its epochs by the caller); logp_ref: [E, n, G, L] under π_ref (read when
@@ -80,7 +81,8 @@ def token_loss(logp, logp_old, A, mask, obj=None, logp_ref=None, norm=None):
     obj = Objective() if obj is None else obj
     mask = torch.as_tensor(mask)
     logp = logp.double()
-    A = torch.as_tensor(A, dtype=torch.float64)[..., None]  # [E, n, G, 1]: shared by an answer's tokens
+    A = torch.as_tensor(A, dtype=torch.float64)
+    A = A[..., None] if A.dim() == mask.dim() - 1 else A  # [E, n, G, 1]: shared by an answer's tokens
     # off the mask ρ = 1 and ℓ = 0 exactly: whatever a PAD position holds, it adds nothing, not even NaN
     ratio = torch.where(mask, logp - torch.as_tensor(logp_old, dtype=torch.float64), 0.0).exp()
     held = ratio.detach()

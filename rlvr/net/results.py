@@ -23,7 +23,8 @@ def row_columns(task, row, start):
                 steps=row.steps, n=row.prompts_per_step, G=row.G, lr=row.lr,
                 obj=Objective(**objective_of(row)),
                 optimizer=row.optimizer, max_len=row.max_len, record_every=row.eval_every,
-                reward_offset=row.reward_offset, reward=row.reward)
+                reward_offset=row.reward_offset, reward=row.reward, sampler_lag=row.sampler_lag,
+                correction=(row.is_correction, row.is_cap, row.is_level))
     seeds, steps = np.array(row.seeds), out["record_steps"]
     probs = out["probs"]  # [R, E, P, M]
     R, E, P, _ = probs.shape

@@ -18,6 +18,7 @@ from ..specs import seeds_label, to_json
 # estimator that needs more (a learned V, the policy over all answers) cannot train it
 READ = ("logp", "correctness", "weights", "offset")
 OPTIMIZERS = ("adam", "sgd")  # rlvr/net/train.py maps each to its torch optimizer
+IS_LEVELS = ("sequence", "token")  # where an off-policy correction weighs (rlvr/net/train.py)
 
 # the network's own knobs, declared as the toy's are; G and prompts_per_step are in every path
 NET_ONLY = (
@@ -29,9 +30,14 @@ NET_ONLY = (
          none=(0, "null: network.G")),
     Knob("prompts_per_step", None, "prompts a step; null: network.prompts_per_step",
          {"type": ["integer", "null"], "minimum": 1}, none=(0, "null: network.prompts_per_step")),
+    Knob("is_level", "sequence", "where is_correction weighs an answer sampled by a stale policy: sequence "
+         "(ρ = Π_t ρ_t, one weight an answer: unbiased) or token (each token's own ρ_t: verl b178a3c "
+         "rollout_is, biased, less variance)", {"type": "string", "registry": "net.specs.IS_LEVELS"},
+         token="is_level"),
 )
 # a network row's knobs: the toy's that mean the same on a network, then the network's own
-NET_KNOBS = (*(KNOBS[name] for name in ("method", "lr", "reward_offset", "reward", *OBJECTIVE)), *NET_ONLY)
+NET_KNOBS = (*(KNOBS[name] for name in ("method", "lr", "reward_offset", "reward", *OBJECTIVE, "sampler_lag",
+                                         "is_correction", "is_cap")), *NET_ONLY)
 NET_FIELDS = tuple(knob.name for knob in NET_KNOBS)
 MODEL_KEYS = ("n_layer", "d_model", "n_head")  # rlvr.net.model.Config's sizes a config sets
 
@@ -103,7 +109,7 @@ NetRow.__module__ = __name__
 EXPERIMENT = "network"  # every network file's `experiment` column, as the toy's rows name their demo
 # the columns that name a network row in each of its files (after `experiment`)
 ROW_COLUMNS = ("method", "lr", "optimizer", "reward", "reward_offset", "G", "prompts_per_step", "steps",
-               "max_len", *OBJECTIVE)
+               "max_len", *OBJECTIVE, "sampler_lag", "is_correction", "is_cap", "is_level")
 
 
 def net_budget(section, row):

@@ -4,15 +4,20 @@ Each step, each model e draws n prompts and G answers to each from its own gener
 from its key, e.g. (row, seed)), rewards them (a reward of rlvr/rewards.py, by default the
 verifier: 1 iff the sum then EOS), takes the advantages
 from the toy's estimator registry on its own rewards [n, G], and makes μ = obj.epochs updates of
-rlvr.net.objective.token_loss. The models share nothing but the Python loop: their losses are
+rlvr.net.objective.token_loss. With sampler_lag L the answers are drawn by the policy of L steps
+before (asynchronous training) and the update weighs them by is_correction of ρ = π_old/π_sampler,
+per answer or per token (correct_advantages). The models share nothing but the Python loop: their losses are
 summed, so each gets its own gradient, and SGD and Adam act elementwise, so at one thread a
 model's numbers are the same bits alone or packed (tested). π_ref, for the KL, is the start.
 """
+
+from collections import deque
 
 import numpy as np
 import torch
 
 from ..estimators import ESTIMATORS, advantages
+from ..importance import is_weights
 from ..kl import kl_estimate
 from ..objective import Objective
 from ..rewards import REWARDS
@@ -49,6 +54,17 @@ def _token_logp(params, cfg, prompts, answers, shape):
     return token_logprob(params, cfg, prompts, answers).reshape(shape)
 
 
+def correct_advantages(A, logp_old, logp_sampler, mask, correction, cap, level):
+    """The advantages A [E, n, G] of answers a stale sampler drew, weighed by is_weights of
+    ρ = π_old/π_sampler (rlvr/importance.py): per answer, ρ = Π_t ρ_t over its tokens (level
+    "sequence") -> [E, n, G]; or per token, each token's ρ_t (level "token", verl b178a3c's
+    rollout_is="token") -> [E, n, G, L]. logp_old, logp_sampler: [E, n, G, L]; mask: its tokens."""
+    ell = np.where(mask, np.asarray(logp_old, float) - np.asarray(logp_sampler, float), 0.0)  # log ρ_t
+    if level == "sequence":
+        return A * is_weights(np.exp(ell.sum(axis=-1)), correction, cap)
+    return A[..., None] * is_weights(np.exp(ell), correction, cap)
+
+
 def pay(reward, ttask, params, cfg, prompts, y, reward_gens):
     """Rewards [E, n, G] of a reward of rlvr/rewards.py for the candidates y [E, n, G] drawn for
     prompts [E, n] (−1 off the candidates: handed to the reward as M, which no reward reads as
@@ -63,11 +79,14 @@ def pay(reward, ttask, params, cfg, prompts, y, reward_gens):
 
 
 def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8, norm=None,
-               reward_offset=0.0, reward="verifier", reward_gens=None):
+               reward_offset=0.0, reward="verifier", reward_gens=None, sampler=None,
+               correction=("none", 2.0, "sequence")):
     """One step of E packed models: rollouts, rewards, advantages, μ = obj.epochs updates of
     params (in place, by opt). ref: π_ref's parameters (read when obj.kl_beta); gens: E generators;
     reward_offset: added to every reward the estimator sees (the lecture's demo 3); reward: its
-    name in rlvr/rewards.py, reward_gens: E generators of a random reward's uniforms.
+    name in rlvr/rewards.py, reward_gens: E generators of a random reward's uniforms; sampler:
+    the parameters that draw the answers (None: params, on-policy), correction: (is_correction,
+    is_cap, is_level) of the answers it drew (correct_advantages).
     Returns {name: [E]} for BATCH_STATS: the batch's mean reward, the share of its groups whose
     rewards are all equal (no signal: TRL's frac_reward_zero_std), the share of (token, update)
     pairs the clip held, the answers' mean tokens (EOS included)."""
@@ -75,7 +94,8 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
     prompt_tok = torch.from_numpy(ttask["prompt"])
     # rollouts: n prompts and G answers each, per model from its own generator
     prompts = torch.stack([torch.randint(ttask["P"], (n,), generator=g) for g in gens])  # [E, n]
-    tokens, lengths = sample_answers(params, cfg, prompt_tok[prompts], G, gens, max_len)  # [E, n, G, L]
+    drawn_by = params if sampler is None else sampler
+    tokens, lengths = sample_answers(drawn_by, cfg, prompt_tok[prompts], G, gens, max_len)  # [E, n, G, L]
     y = np.stack([candidate_index(ttask, prompts[e].numpy(), tokens[e].numpy(), lengths[e].numpy())
                   for e in range(E)])  # [E, n, G]: which candidate each answer is, −1 none
     r = pay(reward, ttask, params, cfg, prompts.numpy(), y, reward_gens)  # [E, n, G]
@@ -97,6 +117,11 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
     seq_logp = (logp_old.double() * mask).sum(dim=-1).numpy()  # [E, n, G] log π_old(answer)
     A = np.stack([advantages(r_adv[e], method, logp=seq_logp[e], offset=reward_offset)
                   for e in range(E)])  # [E, n, G]
+    if sampler is not None:  # off-policy: weigh what the stale sampler drew ([E, n, G] or [E, n, G, L])
+        with torch.no_grad():
+            logp_sampler = _token_logp(sampler, cfg, seq_prompts, seq_answers, tokens.shape)
+        A = correct_advantages(A, logp_old.double().numpy(), logp_sampler.double().numpy(), mask.numpy(),
+                               *correction)
     loss_obj = obj._replace(kl_beta=0.0) if obj.kl_in_reward else obj
     # μ updates on this batch; the first is on-policy (ρ = 1)
     clipped_tokens = torch.zeros(E)
@@ -114,7 +139,8 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
 
 
 def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, obj=None,
-          optimizer="adam", max_len=8, norm=None, record_every=10, reward_offset=0.0, reward="verifier"):
+          optimizer="adam", max_len=8, norm=None, record_every=10, reward_offset=0.0, reward="verifier",
+          sampler_lag=0, correction=("none", 2.0, "sequence")):
     """Train len(keys) = E models packed from `start` (parameters {name: [E or 1, ...]}, e.g. the
     base; None: a fresh init from the keys) for `steps` steps of n prompts × G answers (train_step).
 
@@ -123,7 +149,9 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
     (rlvr.net.exact.candidate_probs: column 0 is P(correct)), and "pass1": [R, E], P(correct)
     averaged over the prompts, were taken, "params": the final parameters}.
     obj: rlvr.objective.Objective (None: the lecture's, μ = 1, no KL, every answer alike); reward:
-    a reward's name in rlvr/rewards.py (the verifier by default).
+    a reward's name in rlvr/rewards.py (the verifier by default); sampler_lag: the answers of step
+    t drawn by the parameters at the start of step max(0, t − sampler_lag), weighed by correction
+    (is_correction, is_cap, is_level: correct_advantages).
     """
     obj = Objective() if obj is None else obj
     check(method, obj, optimizer, reward)
@@ -135,14 +163,18 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
     opt = OPTIMIZERS[optimizer](params.values(), lr=lr)
     gens = [generator((*key, SAMPLE_STREAM)) for key in keys]
     reward_gens = [generator((*key, REWARD_STREAM)) for key in keys] if REWARDS[reward].random else None
+    past = deque(maxlen=sampler_lag + 1)  # the parameters at the start of the last L + 1 steps
     out = {name: np.zeros((steps, E)) for name in BATCH_STATS}
     record_steps, probs = sorted({*range(0, steps, record_every), steps}), []
     for step in range(steps + 1):
         if step in record_steps:
             probs.append(candidate_probs(params, cfg, ttask))
         if step < steps:
+            if sampler_lag:
+                past.append({k: v.detach().clone() for k, v in params.items()})
             stats = train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len, norm,
-                               reward_offset, reward, reward_gens)
+                               reward_offset, reward, reward_gens, past[0] if sampler_lag else None,
+                               correction)
             for name in BATCH_STATS:
                 out[name][step] = stats[name]
     probs = np.stack(probs)
