@@ -532,3 +532,16 @@ def test_the_network_study_keeps_the_default_config_but_its_network_rows():
     paths = {job.row_path.replace(f"_s{study['network']['steps']}_", "_s") for job in network_jobs(study)[1]}
     assert {job.row_path.replace(f"_s{default['network']['steps']}_", "_s")
             for job in network_jobs(default)[1]} <= paths
+
+
+def test_the_guides_sweep_alone_example_turns_off_every_demo_but_demo_3_and_the_sweep():
+    """GUIDE.md's "Run your own sweep alone" config names every section that has `enabled`
+    (tests/test_config.py keeps it in step with rlvr/demos/) and asks for demos 3 and 7 only."""
+    from rlvr.config import REPO, asked
+
+    guide = (REPO / "GUIDE.md").read_text()
+    (block,) = [b for b in guide.split("```yaml\n")[1:] if b.startswith("# sweep.yaml")]
+    cfg = yaml.safe_load(block.split("```")[0])
+    assert {d.section for d in DEMOS if d.section} - {"lr_sweep"} == \
+        {name for name, section in cfg.items() if section == {"enabled": False}}
+    assert [d.name for d in asked(validate_config(cfg))] == ["training", "lr_sweep"]
