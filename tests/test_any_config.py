@@ -108,9 +108,10 @@ def configs(draw):
                               "share": draw(st.sampled_from([0.0, 0.5, 1.0])),
                               "wrong_share": draw(st.sampled_from([0.0, 0.5, 1.0]))}},
         # k beyond n_samples: exact pass@k, no estimate
-        "reference": {"k": draw(some([1, 2, 4, 8, 64, 128, 512], 3)), "n_samples": 64},
+        "reference": {"enabled": draw(st.booleans()), "k": draw(some([1, 2, 4, 8, 64, 128, 512], 3)),
+                      "n_samples": 64},
         "gradient_stats": {
-            "G": G, "n_reps": 20, "seed": 0,
+            "enabled": draw(st.booleans()), "G": G, "n_reps": 20, "seed": 0,
             "cases": [{"reward_offsets": offsets, "methods": draw(some([m for m in usable if m in EXACT], 3)),
                        "levels": draw(some(list(LEVELS)))} for _ in range(draw(st.integers(1, 2)))],
             "exact_curve": {"methods": [m for m in methods if m in EXACT] or ["none"], "n_points": 5}},
@@ -119,7 +120,9 @@ def configs(draw):
         "demo_defaults": {key: train[key] for key in ("steps", "prompts_per_step", "G", "seeds")},
         "training": train,
         "lr_sweep": sweep,
-        "group_size": {"method": methods[0] if ESTIMATORS[methods[0]].min_G <= 2 else "grpo",
+        "passk_after_training": {"enabled": draw(st.booleans())},
+        "group_size": {"enabled": draw(st.booleans()),
+                       "method": methods[0] if ESTIMATORS[methods[0]].min_G <= 2 else "grpo",
                        "lr": 2.0, "steps": 3, "answers_per_step": 8, "seeds": seeds,
                        "G": draw(some([2, 4, 8], 3))},
         "dynamic_sampling": {"enabled": draw(st.booleans()), "method": "grpo", "G": G, "prompts_per_step": 4,
@@ -147,6 +150,8 @@ def test_every_accepted_config_computes_tables_and_draws(raw, tmp_path_factory):
                         for row, _ in expand_rows(cfg[name]["rows"], name))
         assert penalised and "training diverged at step" in str(err) and "lower lr or kl_beta" in str(err)
         return
+    for key in ("gradstats", "exact"):  # demo 2's results: only where it is on
+        assert (key in tables) == cfg["gradient_stats"]["enabled"], key
     frames = {k: v.to_pandas() for k, v in tables.items()}
     tables, written = tmp_path_factory.mktemp("tables"), []
     for demo in DEMOS:  # each demo the results hold, as its rendering job writes it (figures below)
