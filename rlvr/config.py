@@ -82,25 +82,30 @@ def experiment_schema(demo):
 
 def schema():
     """The config's JSON schema: workflow/schemas/config.schema.yaml, with the row (its knobs:
-    rlvr/knobs.py) and the sections of the demos that train rows (rlvr/demos/) added, after
-    `trainer`, in the demos' order."""
+    rlvr/knobs.py) and the sections of the demos that train rows (rlvr/demos/), or that the file
+    lacks, added after `trainer` in the demos' order; `enabled` in each section of a demo that can
+    be turned off."""
     import yaml
 
     # libyaml's loader where PyYAML has it: the same values, a tenth of the time (40 ms a parse)
     out = yaml.load(SCHEMA_PATH.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     out["$defs"]["row"] = row_schema()
     out["$defs"]["net_row"] = row_schema(NET_KNOBS)
-    sections, properties = {d.name: experiment_schema(d) for d in DEMOS if d.module.ROWS}, {}
-    sections = {DEMO_DEFAULTS: demo_defaults_schema(), **sections}
+    sections, properties = {DEMO_DEFAULTS: demo_defaults_schema()}, {}
+    for demo in DEMOS:
+        if demo.module.ROWS:
+            sections[demo.name] = experiment_schema(demo)
+        elif demo.section and demo.section not in out["properties"]:  # a switch and nothing else
+            sections[demo.section] = {"description": f"demo {demo.number}, {demo.module.TITLE}",
+                                      "type": "object", "additionalProperties": False, "default": {},
+                                      "properties": {}}
     for key, value in out["properties"].items():
         properties[key] = value
         if key == "trainer":
             properties.update(sections)
-    for demo in DEMOS:  # `enabled` where a demo can be turned off, in a section made if the file has none
+    for demo in DEMOS:
         if demo.section:
-            section = properties.setdefault(demo.section, {
-                "description": f"demo {demo.number}, {demo.module.TITLE}", "type": "object",
-                "additionalProperties": False, "default": {}, "properties": {}})
+            section = properties[demo.section]
             section["properties"] = {"enabled": {"type": "boolean", "default": True}, **section["properties"]}
     out["properties"] = properties
     return out
