@@ -17,10 +17,11 @@ accepted), and a file made from another task, config, code or input carries anot
   checksum file (`# from NAME IDENTITY` lines, which `sha256sum -c` skips).
 - Snakemake reruns a job whose spec, code or inputs changed, by its own records; what those
   records cannot see is a file replaced behind its back (copied in from another project, or
-  written by another command). So each run notes what its files are when it ends (`note`:
-  inode, size, time), and the next parse reads the identity of every file that is no longer as
-  noted (`foreign`): one that carries another identity than planned, or a checksum file listing
-  a source of another identity, is set aside and made again (the Snakefile).
+  written by another command). So each run notes what its files are when it ends (`note`: size
+  and time, which a copy that keeps times keeps), and the next parse reads the identity of every
+  file that is no longer as noted (`foreign`): one that carries another identity than planned,
+  or a checksum file listing a source of another identity, is set aside and made again (the
+  Snakefile).
 """
 
 import hashlib
@@ -168,13 +169,15 @@ NOTES = "written.json"  # in the run state directory: what each file was when th
 
 
 def _stat(path):
+    """What tells a file changed: its size and time, which a copy that keeps times (cp -a) keeps
+    too, so a copied project's files are the ones its last run noted (an inode would not be)."""
     st = os.stat(path)
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
+    return [st.st_size, st.st_mtime_ns]
 
 
 def note(results, ids, manifests):
-    """At the end of a run: note the inode, size and time of each planned file and rendering
-    checksum file there is, so the next parse reads only what changed since. Each is this run's
+    """At the end of a run: note the size and time of each planned file and rendering checksum
+    file there is, so the next parse reads only what changed since. Each is this run's
     own, or one its parse found to be no foreign file: Snakemake's records know what made it."""
     paths = [Path(results, f"{name}.parquet") for name in ids] + [Path(m) for m in manifests]
     notes = {path.as_posix(): _stat(path) for path in paths if path.exists()}

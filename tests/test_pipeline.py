@@ -402,6 +402,7 @@ def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
     stamps = {p: p.stat().st_mtime_ns for p in [*stats, tmp_path / "results" / "reference_passk.parquet"]}
     ran = snakemake(tmp_path, "-c2", config=config).stderr
     assert "gradient_stats       off" in ran, ran
+    assert "not made from this config" not in ran, ran  # a copied project's files are its own (cp -a)
     names = {p.name for p in (tmp_path / "results" / "tables").iterdir()}
     names |= {p.name for p in (tmp_path / "results" / "figures").iterdir()}
     gone = tuple(demo.table_name for demo in off) + tuple(name for demo in off for name in demo.figures)
