@@ -32,11 +32,11 @@ onstart:
 
 
 onsuccess:
-    note_what_was_written()  # what the next parse need not read again
+    note_what_was_written()  # what it wrote, said and noted: the next parse need not read it again
 
 
 onerror:
-    note_what_was_written()
+    note_what_was_written(failed=True)
 
 
 rule all:

@@ -178,9 +178,11 @@ def _stat(path):
 def note(results, ids, manifests):
     """At the end of a run: note the size and time of each planned file and rendering checksum
     file there is, so the next parse reads only what changed since. Each is this run's
-    own, or one its parse found to be no foreign file: Snakemake's records know what made it."""
+    own, or one its parse found to be no foreign file: Snakemake's records know what made it.
+    What earlier runs noted of other files (another config's rows) stays noted while unchanged."""
     paths = [Path(results, f"{name}.parquet") for name in ids] + [Path(m) for m in manifests]
-    notes = {path.as_posix(): _stat(path) for path in paths if path.exists()}
+    notes = {p: stat for p, stat in noted(results).items() if os.path.exists(p) and _stat(p) == stat}
+    notes.update({path.as_posix(): _stat(path) for path in paths if path.exists()})
     io.write_bytes(Path(results, STATE_DIR, NOTES), json.dumps(notes).encode())
 
 
@@ -188,23 +190,28 @@ def _sources_match(manifest, ids):
     return all(ids.get(name, ident) == ident for name, ident in _listed_sources(manifest).items())
 
 
-def foreign(results, ids, manifests):
-    """The planned files under results/ that changed since the last run noted them and carry
-    another identity than planned, and the rendering checksum files that changed since and
-    list a source of another identity: replaced behind Snakemake's back, which its own records
-    cannot see. A file as the last run left it is Snakemake's to judge (it reruns a job whose
-    spec, code or inputs changed); one no run noted is read."""
+def noted(results):
+    """What the last run noted of its files ({path: stat}; {} where no run ended here)."""
     try:
-        notes = json.loads(Path(results, STATE_DIR, NOTES).read_text())
+        return json.loads(Path(results, STATE_DIR, NOTES).read_text())
     except (OSError, ValueError):
-        notes = {}
-    found = []
-    for name, ident in ids.items():
-        path = Path(results, f"{name}.parquet")
-        if path.exists() and notes.get(path.as_posix()) != _stat(path) and carried(path) != ident:
-            found.append(path.as_posix())
-    for manifest in manifests:
-        if (os.path.exists(manifest) and notes.get(Path(manifest).as_posix()) != _stat(manifest)
-                and not _sources_match(manifest, ids)):
-            found.append(Path(manifest).as_posix())
-    return found
+        return {}
+
+
+def changed(paths, notes):
+    """The paths that exist and are not as notes have them (written since, or never noted)."""
+    paths = [Path(p).as_posix() for p in paths]
+    return [p for p in paths if os.path.exists(p) and notes.get(p) != _stat(p)]
+
+
+def foreign(results, ids, manifests, notes=None):
+    """The planned files under results/ that changed since the last run noted them (notes:
+    noted(results) by default) and carry another identity than planned, and the rendering
+    checksum files that changed since and list a source of another identity: replaced behind
+    Snakemake's back, which its own records cannot see. A file as the last run left it is
+    Snakemake's to judge (it reruns a job whose spec, code or inputs changed); one no run
+    noted is read."""
+    notes = noted(results) if notes is None else notes
+    paths = {Path(results, f"{name}.parquet").as_posix(): ident for name, ident in ids.items()}
+    found = [path for path in changed(paths, notes) if carried(path) != paths[path]]
+    return found + [manifest for manifest in changed(manifests, notes) if not _sources_match(manifest, ids)]

@@ -340,8 +340,9 @@ def test_an_estimator_added_to_one_demo_redraws_that_demos_figures_only(tiny_run
 
 def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(tiny_run, tmp_path):
     """Issue 26: a seed added to a row trains in a job of its own (the row's first seeds keep their
-    file and their numbers, bit for bit); going back to the config before plans no training job,
-    nor does asking for the added seed again; `clean` then deletes the added seed's files only."""
+    file and their numbers, bit for bit), and the run says so at its end; going back to the
+    config before plans no training job, nor does asking for the added seed again; `clean` then
+    deletes the added seed's files only."""
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
     cfg = yaml.safe_load(TINY.read_text())
@@ -352,7 +353,12 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     assert job_counts(dry) == {"train": 1, **TRAINING_TAIL}  # the two rows of demo 3, seed 7 alone, one pack
     trained = re.findall(r"^  trains results/(\S+)$", dry, re.M)  # the dry run names a few training jobs
     assert len(trained) == 2 and all(row.endswith("_seeds7") for row in trained), trained
-    snakemake(tmp_path, "-c2", config=more)
+    ran = snakemake(tmp_path, "-c2", config=more)
+    # what it wrote, said at its end: seed 7's two jobs, demo 3's aggregates, demos 3 and 6
+    said = (ran.stdout + ran.stderr).split("rlvr: this run wrote\n")[1].splitlines()
+    assert said[:3] == ["  training: 2 jobs",
+                        "  runs, curves, kl_gradients, passk_trained (results/*.parquet)",
+                        "  the tables and figures of demos 3, 6"], said
     before = pq.read_table(tiny_run / "results/runs.parquet").to_pandas()
     after = pq.read_table(tmp_path / "results/runs.parquet").to_pandas()
     added = (after["experiment"] == "training") & (after["seed"] == 7)

@@ -390,7 +390,7 @@ def set_foreign_files_aside():
     says so."""
     if not workflow.is_main_process:
         return
-    found = binding.foreign(RESULTS, IDENTITIES, MANIFESTS)
+    found = binding.foreign(RESULTS, IDENTITIES, MANIFESTS, NOTED)
     if not found:
         return
     aside = RUN_STATE / "foreign" / time.strftime("%Y%m%d-%H%M%S")
@@ -411,12 +411,64 @@ def set_foreign_files_aside():
     )
 
 
-def note_what_was_written():
-    """At the end of a run (onsuccess, onerror): note each result as it is now, so the next
-    parse reads only the files changed since (rlvr/binding.py). Not by a run refused at its
-    start: it holds no lock, and another run owns the results."""
+# what the last run noted of its files (rlvr/binding.py), read once at parse: what changed since
+# is checked for foreign files, and at the end of this run is what it wrote
+NOTED = binding.noted(RESULTS)
+
+
+def note_what_was_written(failed=False):
+    """At the end of a run (onsuccess, onerror): say what it wrote (what_was_written) and note
+    each result as it is now, so the next parse reads only the files changed since. Not by a
+    run refused at its start: it holds no lock, and another run owns the results."""
+    from snakemake.logging import logger
+
     if "_held" in globals():
+        planned = [f"{RESULTS}/{name}.parquet" for name in IDENTITIES]
+        logger.info(
+            what_was_written(binding.changed(planned + MANIFESTS, NOTED), failed)
+        )
         binding.note(RESULTS, IDENTITIES, MANIFESTS)
+
+
+def what_was_written(paths, failed=False):
+    """The end of a run's summary: of the files it wrote (paths under results/), the jobs by
+    experiment (a job: a row's block of seeds; of gradient_stats, a method), the files directly
+    under results/ (the task, the reference, the aggregates), and the demos whose tables and
+    figures it rendered."""
+    jobs, top, demos, base = {}, [], [], False
+    for path in paths:
+        name = path.removeprefix(f"{RESULTS}/")
+        if name.startswith("checksums/render_"):
+            demos.append(name.removeprefix("checksums/render_").removesuffix(".sha256"))
+        elif name.startswith("network/base"):
+            base = True
+        elif "/" in name and not name.startswith("checksums/"):
+            parts = name.split("/")
+            kind = parts[1] if parts[0] == "runs" else parts[0]
+            jobs.setdefault(kind, set()).add(
+                name.rsplit(".", 2)[0]
+            )  # <job>.<kind>.parquet
+        elif "/" not in name:
+            top.append(name.removesuffix(".parquet"))
+    head = (
+        "rlvr: before it failed, this run wrote" if failed else "rlvr: this run wrote"
+    )
+    if not (jobs or top or demos or base):
+        return f"{head} nothing: every result was as the last run left it"
+    lines = [
+        f"{kind}: {len(names)} job{'s' * (len(names) != 1)}"
+        for kind, names in jobs.items()
+    ]
+    lines += ["the network's base"] if base else []
+    if top:
+        lines.append(f"{', '.join(top)} (results/*.parquet)")
+    if demos:
+        numbers = sorted(demo.number for demo in DEMOS if demo.name in demos)
+        lines.append(
+            f"the tables and figures of demo{'s' * (len(numbers) != 1)} "
+            f"{', '.join(map(str, numbers))}"
+        )
+    return "\n".join([head, *(f"  {line}" for line in lines)])
 
 
 guard_the_directory()
