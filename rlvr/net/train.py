@@ -66,9 +66,10 @@ def correct_advantages(A, logp_old, logp_sampler, mask, correction, cap, level):
 
 
 def pay(reward, ttask, params, cfg, prompts, y, reward_gens):
-    """Rewards [E, n, G] of a reward of rlvr/rewards.py for the candidates y [E, n, G] drawn for
-    prompts [E, n] (−1 off the candidates: handed to the reward as M, which no reward reads as
-    correct); π over the candidates, by teacher forcing, only for a reward that reads it."""
+    """Rewards [E, n, G] of a reward of rlvr/rewards.py for the candidates y [E, n, G] that the
+    policy of params drew for prompts [E, n] (−1 off the candidates: handed to the reward as M,
+    which no reward reads as correct); its π over the candidates, by teacher forcing, only for a
+    reward that reads it."""
     spec, (E, n, G), M = REWARDS[reward], y.shape, ttask["answers"].shape[1]
     one = [{k: v[e : e + 1] for k, v in params.items()} for e in range(E)]  # model e alone
     pi = (np.concatenate([candidate_probs(one[e], cfg, ttask, prompts[e]) for e in range(E)])
@@ -98,7 +99,7 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
     tokens, lengths = sample_answers(drawn_by, cfg, prompt_tok[prompts], G, gens, max_len)  # [E, n, G, L]
     y = np.stack([candidate_index(ttask, prompts[e].numpy(), tokens[e].numpy(), lengths[e].numpy())
                   for e in range(E)])  # [E, n, G]: which candidate each answer is, −1 none
-    r = pay(reward, ttask, params, cfg, prompts.numpy(), y, reward_gens)  # [E, n, G]
+    r = pay(reward, ttask, drawn_by, cfg, prompts.numpy(), y, reward_gens)  # [E, n, G]: π the sampler's
     mask = token_mask(lengths, max_len)  # [E, n, G, L]
     seq_prompts = prompt_tok[prompts][:, :, None].expand(E, n, G, -1).reshape(E, n * G, -1)
     seq_answers = tokens.reshape(E, n * G, max_len)

@@ -437,19 +437,22 @@ def what_was_written(paths, failed=False):
     figures it rendered."""
     jobs, top, demos, base = {}, [], [], False
     for path in paths:
-        name = path.removeprefix(f"{RESULTS}/")
-        if name.startswith("checksums/render_"):
-            demos.append(name.removeprefix("checksums/render_").removesuffix(".sha256"))
-        elif name.startswith("network/base"):
+        parts = Path(path).relative_to(RESULTS).parts
+        stem = Path(path).name.split(".")[0]
+        if parts[0] == "checksums":
+            if stem.startswith("render_"):
+                demos.append(stem.removeprefix("render_"))
+        elif parts[0] == "network" and stem.startswith("base"):
             base = True
-        elif "/" in name and not name.startswith("checksums/"):
-            parts = name.split("/")
+        elif (
+            len(parts) > 1
+        ):  # a job's: runs/<experiment>/..., network/..., gradient_stats/...
             kind = parts[1] if parts[0] == "runs" else parts[0]
             jobs.setdefault(kind, set()).add(
-                name.rsplit(".", 2)[0]
+                str(path).rsplit(".", 2)[0]
             )  # <job>.<kind>.parquet
-        elif "/" not in name:
-            top.append(name.removesuffix(".parquet"))
+        else:
+            top.append(stem)
     head = (
         "rlvr: before it failed, this run wrote" if failed else "rlvr: this run wrote"
     )
