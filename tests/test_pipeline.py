@@ -134,8 +134,13 @@ def test_the_terminal_shows_the_config_summary_and_progress_not_every_job(tiny_r
     # (one every few seconds), so only the others are counted: none depends on the machine's speed
     summary = [line for line in lines if " rows x " in line or "note: " in line]
     assert len(summary) <= 2 * len(DEMOS), text
+    # what the run wrote, said at its end: a line per experiment, the files under results/, the demos
+    end = lines.index("rlvr: this run wrote")
+    wrote = list(itertools.takewhile(lambda line: line.startswith("  "), lines[end + 1:]))
+    assert len(wrote) <= len(DEMOS) + 3, text
+    assert wrote[-1].startswith("  the tables and figures of demos 1, 2, 3,"), text
     progress = [line for line in lines if re.search(r"\] \d+ of \d+ jobs done", line)]
-    other = [line for line in lines if line not in progress and line not in summary]
+    other = [line for line in lines if line not in progress + summary + wrote]
     assert len(other) < 8, text
 
 
