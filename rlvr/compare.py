@@ -8,13 +8,14 @@ seeds of each where they share fewer than two (unpaired).
 """
 
 from dataclasses import fields, replace
-from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from . import config as C
 from . import io
+from .compute import job_files
 from .specs import TrainRow
 
 IGNORED = ("seeds", "settings_id")  # a row is its settings whatever its seeds (the id: of the rest)
@@ -23,15 +24,12 @@ KEYS = (*TrainRow.COLUMNS, "seed", "steps")  # the columns of the runs that are 
 
 def seed_values(results, cfg, y):
     """{row (a TrainRow without seeds): Series of the value y of each of its seeds, by seed} of
-    every toy row a validated config trains, from its jobs' run files under results/;
-    FileNotFoundError naming a file not there, ValueError naming y if it is no value of the runs."""
+    every toy row a validated config trains, from its jobs' run files under results/ (a row at a
+    time: the shared settings a file holds are in its name, not its columns); FileNotFoundError
+    naming a file not there, ValueError naming y if it is no value of the runs."""
     out = {}
     for row in C.train_rows(cfg):
-        paths = [Path(results, f"{job.path}.run.parquet") for job in C.train_jobs([row], results)]
-        missing = [str(p) for p in paths if not p.is_file()]
-        if missing:
-            raise FileNotFoundError(f"{missing[0]}: not there; run snakemake with that config first")
-        runs = io.read_concat(paths).to_pandas()
+        runs = io.read_concat(job_files(results, C.train_jobs([row], results), "run")).to_pandas()
         values = [c for c in runs.columns if c not in KEYS and runs[c].dtype.kind in "fiu"]
         if y not in values:
             raise ValueError(f"--y {y}: not a value of the runs; the values: {', '.join(values)}")
@@ -57,15 +55,16 @@ def difference(a, b):
     return b.mean() - a.mean(), se, min(len(a), len(b)), False
 
 
-class Comparison:
-    """shared: [row] both name; pairs: DataFrame, a line per pair of rows (experiment, what
-    differs, mean of A and of B, their difference B − A and its standard error se, seeds, paired
-    or not, resolved: |B − A| > 3 s.e.); only_a, only_b: [row] left without a partner; seeds_a,
-    seeds_b: {row: its seeds}."""
-
-    def __init__(self, shared, pairs, only_a, only_b, y, seeds_a, seeds_b):
-        self.shared, self.pairs, self.only_a, self.only_b, self.y = shared, pairs, only_a, only_b, y
-        self.seeds_a, self.seeds_b = seeds_a, seeds_b
+class Comparison(NamedTuple):
+    shared: list  # [row] both name
+    # a line per pair of rows: experiment, what differs, mean of A and of B, their difference
+    # B − A and its standard error se, seeds, paired or not, resolved (|B − A| > 3 s.e.)
+    pairs: pd.DataFrame
+    only_a: list  # [row] left without a partner
+    only_b: list
+    y: str  # the value compared
+    seeds_a: dict  # {row: its seeds}
+    seeds_b: dict
 
 
 def compare(a, b, y):

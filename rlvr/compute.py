@@ -151,9 +151,15 @@ def load_rows(results="results", config=None, experiment=None, kind="run"):
             raise ValueError(f"the config trains no rows of experiment {experiment!r}; its experiments: "
                              f"{', '.join(sorted(known))}")
         jobs = C.train_jobs(rows, results)
+    return io.read_concat(job_files(results, jobs, kind)).to_pandas()
+
+
+def job_files(results, jobs, kind):
+    """The `kind` files of these training jobs under results/ (rlvr/specs.py JOB_FILES, or the
+    network's NET_FILES); FileNotFoundError naming one not trained yet."""
     paths = [Path(results, f"{job.path}.{kind}.parquet") for job in jobs]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"{len(missing)} of {len(paths)} training jobs' files are not under "
                                 f"{results}/, e.g. {missing[0]}: run snakemake with that config first")
-    return io.read_concat(paths).to_pandas()
+    return paths

@@ -71,8 +71,8 @@ def pay(reward, ttask, params, cfg, prompts, y, reward_gens):
     which no reward reads as correct); its π over the candidates, by teacher forcing, only for a
     reward that reads it."""
     spec, (E, n, G), M = REWARDS[reward], y.shape, ttask["answers"].shape[1]
-    one = [{k: v[e : e + 1] for k, v in params.items()} for e in range(E)]  # model e alone
-    pi = (np.concatenate([candidate_probs(one[e], cfg, ttask, prompts[e]) for e in range(E)])
+    pi = (np.concatenate([candidate_probs({k: v[e : e + 1] for k, v in params.items()}, cfg, ttask,
+                                          prompts[e]) for e in range(E)])  # model e alone
           if spec.reads_pi else None)  # [E, n, M]
     u = (np.stack([torch.rand((n, G), generator=g, dtype=torch.float64).numpy() for g in reward_gens])
          if spec.random else None)  # [E, n, G]

@@ -444,13 +444,10 @@ def what_was_written(paths, failed=False):
                 demos.append(stem.removeprefix("render_"))
         elif parts[0] == "network" and stem.startswith("base"):
             base = True
-        elif (
-            len(parts) > 1
-        ):  # a job's: runs/<experiment>/..., network/..., gradient_stats/...
+        # a job's file, <job>.<kind>.parquet: runs/<experiment>/..., network/..., gradient_stats/...
+        elif len(parts) > 1:
             kind = parts[1] if parts[0] == "runs" else parts[0]
-            jobs.setdefault(kind, set()).add(
-                str(path).rsplit(".", 2)[0]
-            )  # <job>.<kind>.parquet
+            jobs.setdefault(kind, set()).add(str(path).rsplit(".", 2)[0])
         else:
             top.append(stem)
     head = (
