@@ -149,10 +149,11 @@ def render_mb(rows):
 def train_seconds(row, P, M):
     """CPU seconds of one training row, every seed (rlvr/training.py's train_seeds and row_columns)."""
     S, n, G, epochs = len(row.seeds), row.prompts_per_step, row.G, row.epochs
+    updates = epochs * row.minibatches  # each a softmax of the batch's rows; the answers once an epoch
     answers = S * n * G
     draw = SEED_ROUND * S + LOGIT_LOOP * M + answers * (ANSWER + ANSWER_LOGIT * M)  # a round's
-    step = (STEP + EPOCH * epochs + rounds(row, P) * draw + answers * ANSWER_EPOCH * epochs
-            + ROW_LOGIT * S * n * M * epochs)
+    step = (STEP + EPOCH * updates + rounds(row, P) * draw + answers * ANSWER_EPOCH * epochs
+            + ROW_LOGIT * S * n * M * updates)
     if row.shared_lr:
         step += SHARED_LOGIT * S * P * M
     if row.sampler_lag or row.sampler_noise:

@@ -357,8 +357,12 @@ def validate_config(config, edits=None):
         check_G(f"{name}.G", ex["G"], [row["method"] for row, _ in rows])
         for row, keys in rows:
             check_method(keys["method"], row["method"])
+            objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE})
+            for field, why in objective.conflicts():
+                need(False, keys[field], why)
+            need(row["minibatches"] <= ex["G"], keys["minibatches"],
+                 f"{row['minibatches']} minibatches of a group of G = {ex['G']} answers; at most G")
             if "correctness" in getattr(ESTIMATORS.get(row["method"]), "needs", ()):
-                objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE})
                 need(not objective.kl_in_reward, keys["row"],
                      f"{row['method']!r} reads each answer's correctness off its reward, which a KL "
                      "penalty in the reward would blur; put the KL in the loss")

@@ -137,6 +137,16 @@ ROW_KNOBS = (
          "seq-mean-token-mean (GRPO, TRL \"grpo\": an answer's tokens averaged) or token-mean (DAPO, and "
          "verl's and TRL's default: every token of the batch alike)",
          {"type": "string", "registry": "objective.LOSS_AGGREGATIONS"}, token="loss_agg", objective=True),
+    Knob("policy_loss", "ppo", "the update's form where π has moved from π_old (rlvr/objective.py's "
+         "POLICY_LOSSES; verl policy_loss.loss_mode): ppo (the clipped surrogate of ρ = π(y)/π_old(y), "
+         "GRPO's), gspo (GSPO: the length-normalised sequence ratio ρ^(1/|y|), clipped per answer; with "
+         "loss_agg seq-mean-token-mean) or cispo (CISPO: every answer weighs clip(ρ)·A, the clip caps the "
+         "weight and never zeroes the gradient)", {"type": "string", "registry": "objective.POLICY_LOSSES"},
+         token="policy_loss", objective=True),
+    Knob("minibatches", 1, "m: each batch's groups split into m minibatches of G/m answers, one update each, "
+         "each answer once per epoch (TRL steps_per_generation); with μ epochs a batch makes μ·m updates, "
+         "and all but the first see a ratio", {"type": "integer", "minimum": 1}, token="minibatches",
+         objective=True),
 )
 KNOBS = {knob.name: knob for knob in ROW_KNOBS}
 ROW_FIELDS = tuple(knob.name for knob in ROW_KNOBS)

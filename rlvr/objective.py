@@ -6,7 +6,10 @@ policy.policy_gradient(y, W, π). This module gives those weights:
 
 - the PPO clipped surrogate over μ inner updates on one batch (GRPO's objective; TRL
   `num_iterations`/`epsilon`/`epsilon_high`, verl `clip_ratio_low/high/c`): an answer's weight
-  is A·ρ with ρ = π(y)/π_old(y), or 0 where the clip takes over;
+  is A·ρ with ρ = π(y)/π_old(y), or 0 where the clip takes over; or another policy loss of
+  POLICY_LOSSES (GSPO's sequence ratio, CISPO's clipped weight);
+- minibatches: each batch's answers split into m minibatches, an update each (TRL
+  `steps_per_generation`, verl `ppo_mini_batch_size`), so later minibatches are off-policy;
 - the KL to the reference: Schulman's estimators k1/k2/k3 of KL(π‖π_ref) at the sampled answer
   (rlvr/kl.py), either subtracted from the reward (verl `use_kl_in_reward`) or added to the loss
   (GRPO, TRL);
@@ -52,11 +55,26 @@ class Objective(namedtuple("Objective", OBJECTIVE,
         return bool(self.kl_beta) and self.kl_placement == "reward"
 
     def check(self):
-        """ValueError naming the first field that is not allowed."""
+        """ValueError naming the first field that is not allowed, alone or with the others."""
         for name, value in self._asdict().items():
             problem = KNOBS[name].problem(value)
             if problem:
                 raise ValueError(problem)
+        for _, problem in self.conflicts():
+            raise ValueError(problem)
+
+    def conflicts(self):
+        """[(field, why)] for the fields whose values do not go together (each allowed alone)."""
+        out = []
+        if self.policy_loss == "gspo" and self.loss_agg != "seq-mean-token-mean":
+            # GSPO's gradient is s/|y| ∇log π(y): the 1/|y| is the aggregation's (verl b178a3c's gspo
+            # forces seq-mean-token-mean; TRL f2cd577 refuses a sequence-level ratio with token sums)
+            out.append(("loss_agg", f"loss_agg = {self.loss_agg!r} with policy_loss = 'gspo': GSPO averages "
+                                    "an answer's tokens; set loss_agg: seq-mean-token-mean"))
+        if self.clip_c and self.policy_loss != "ppo":
+            out.append(("clip_c", f"clip_c = {self.clip_c:g} with policy_loss = {self.policy_loss!r}: "
+                                  "the dual clip is PPO's surrogate's; set clip_c: null or policy_loss: ppo"))
+        return out
 
 
 def clipped_surrogate_weights(A, ratio, clip_low, clip_high, clip_c=0.0):
@@ -70,6 +88,45 @@ def clipped_surrogate_weights(A, ratio, clip_low, clip_high, clip_c=0.0):
     if clip_c:
         clipped |= (A < 0) & (ratio > clip_c)
     return np.where(clipped, 0.0, A * ratio), clipped
+
+
+def _ppo(A, log_ratio, length, obj):
+    """PPO's clipped surrogate of the answer's ratio ρ (GRPO's; verl b178a3c "vanilla", TRL f2cd577
+    "grpo"): weight Aρ, or 0 where the clip takes over (clipped_surrogate_weights)."""
+    return clipped_surrogate_weights(A, np.exp(log_ratio), obj.clip_low, obj.clip_high, obj.clip_c)
+
+
+def _gspo(A, log_ratio, length, obj):
+    """GSPO (Zheng et al. 2025; verl b178a3c "gspo", TRL f2cd577 importance_sampling_level
+    "sequence"): the sequence ratio s = ρ^(1/|y|), the geometric mean of its tokens' ratios, in the
+    clipped surrogate. ∇s = (s/|y|) ∇log π(y): the weight here is As, the 1/|y| is loss_agg
+    seq-mean-token-mean's (Objective.conflicts), as in verl's per-token form."""
+    if length is None:
+        raise ValueError("policy_loss 'gspo' reads each sampled answer's length; none was given")
+    return clipped_surrogate_weights(A, np.exp(log_ratio / length), obj.clip_low, obj.clip_high)
+
+
+def _cispo(A, log_ratio, length, obj):
+    """CISPO (MiniMax-M1, 2025; verl b178a3c "cispo"): the stopped weight clip(ρ, 1 − ε_low, 1 + ε_high)·A
+    on ∇log π(y): the clip caps a weight and zeroes none; `clipped` marks the capped ones."""
+    ratio = np.exp(log_ratio)
+    held = np.clip(ratio, 1 - obj.clip_low, 1 + obj.clip_high)
+    return held * A, held != ratio
+
+
+# policy losses: name -> weights(A, log ρ, length, obj) -> (W, clipped): [n, G] each, for an update
+# where π has moved from π_old (log ρ = log π(y) − log π_old(y)); on-policy every one is W = A
+POLICY_LOSSES = {"ppo": _ppo, "gspo": _gspo, "cispo": _cispo}
+
+
+def minibatch_columns(G, m):
+    """The answers of each group in each of m minibatches: m slices of range(G), in the order drawn
+    (a group's answers are exchangeable, so this is a random split of each group, with every
+    minibatch holding G/m answers of every prompt)."""
+    if not 1 <= m <= G:
+        raise ValueError(f"minibatches = {m} must be between 1 and the group size G = {G}")
+    cuts = [k * G // m for k in range(m + 1)]
+    return [slice(a, b) for a, b in zip(cuts, cuts[1:])]
 
 
 def _every_answer_alike(length, batch_tokens, batch_answers, unit):
@@ -109,36 +166,43 @@ def aggregation_weights(mode, length, batch_tokens=None, batch_answers=None, uni
     return LOSS_AGGREGATIONS[mode](length, batch_tokens, batch_answers, unit)
 
 
-def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None):
-    """The obj.epochs (μ) updates of one batch, as GRPO's inner loop: z: [R, M] logits of π_old,
-    y: [R, G] the answers sampled from it, A: [R, G] their advantages, pi_old = softmax(z): [R, M],
-    ref_y: [R, G] log π_ref(y) (read when obj.kl_beta), gain: [R, G] aggregation weights (None: 1),
-    shared(z_before, z_after) -> [R, M]: what weights shared across prompts add to these rows'
-    logits after each update (training's shared_lr; None: none)
-    -> (z after the updates: [R, M], clipped: [R] (answer, update) pairs the clip zeroed per row).
+def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None, length=None):
+    """The μ = obj.epochs passes over one batch in m = obj.minibatches updates each, as GRPO's inner
+    loop: z: [R, M] logits of π_old, y: [R, G] the answers sampled from it, A: [R, G] their
+    advantages, pi_old = softmax(z): [R, M], ref_y: [R, G] log π_ref(y) (read when obj.kl_beta),
+    gain: [R, G] aggregation weights (None: 1), shared(z_before, z_after) -> [R, M]: what weights
+    shared across prompts add to these rows' logits after each update (training's shared_lr; None:
+    none), length: [R, G] tokens of each answer (read by gspo)
+    -> (z after the updates: [R, M], clipped: [R] (answer, update) pairs the clip acted on per row).
 
-    Each update ascends (1/G) Σ_i gain_i [min(ρ_i A_i, clip(ρ_i) A_i) − β k(y_i)] with
-    ρ = π(y)/π_old(y); the first is on-policy (ρ = 1 exactly, nothing clipped), so with μ = 1,
-    β = 0 and no gain it is the lecture's step, bit for bit.
+    Each update takes one minibatch of every group's answers (minibatch_columns) and ascends
+    (1/|mb|) Σ_{i in mb} gain_i [w_i − β k(y_i)], w the policy loss's weight (POLICY_LOSSES) of A_i
+    and ρ_i = π(y_i)/π_old(y_i); the first update is on-policy (ρ = 1 exactly, nothing clipped),
+    so with μ = m = 1, β = 0 and no gain it is the lecture's step, bit for bit.
     """
     clipped_rows = np.zeros(len(z), np.int64)
     kl_loss = obj.kl_beta and obj.kl_placement == "loss"  # (in the reward it is in A already)
-    if obj.epochs > 1 or kl_loss:
+    parts = minibatch_columns(y.shape[1], obj.minibatches)
+    updates = obj.epochs * len(parts)
+    if updates > 1 or kl_loss:
         logp_old = np.take_along_axis(log_softmax(z), y, axis=1)  # [R, G]: log π_old(y)
-    for epoch in range(obj.epochs):
-        if epoch == 0:
-            pi, W, logp = pi_old, A, (logp_old if kl_loss else None)
+    weights = POLICY_LOSSES[obj.policy_loss]
+    for update in range(updates):
+        mb = parts[update % len(parts)]  # this minibatch's answers of every group
+        y_mb = y[:, mb]  # [R, G/m]
+        if update == 0:
+            pi, W, logp = pi_old, A[:, mb], (logp_old[:, mb] if kl_loss else None)
         else:
             pi = softmax(z)
-            logp = np.take_along_axis(log_softmax(z), y, axis=1)  # [R, G]: log π(y)
-            W, clipped = clipped_surrogate_weights(A, np.exp(logp - logp_old), obj.clip_low,
-                                                   obj.clip_high, obj.clip_c)
+            logp = np.take_along_axis(log_softmax(z), y_mb, axis=1)  # [R, G/m]: log π(y)
+            length_mb = None if length is None else length[:, mb]
+            W, clipped = weights(A[:, mb], logp - logp_old[:, mb], length_mb, obj)
             clipped_rows += clipped.sum(axis=1)
         if kl_loss:  # GRPO, TRL: + β k(y) in the loss
-            W = W - obj.kl_beta * kl_estimate_slope(logp - ref_y, obj.kl_estimator)
+            W = W - obj.kl_beta * kl_estimate_slope(logp - ref_y[:, mb], obj.kl_estimator)
         if gain is not None:
-            W = W * gain
-        z_next = z + lr * policy_gradient(y, W, pi)
+            W = W * gain[:, mb]
+        z_next = z + lr * policy_gradient(y_mb, W, pi)
         z = z_next if shared is None else z_next + shared(z, z_next)
     return z, clipped_rows
 

@@ -31,7 +31,7 @@ from .importance import is_weights
 from .kl import kl_estimate
 from .knobs import OPTIONAL
 from .metrics import crossover_ks, passk_columns
-from .objective import Objective, aggregation_weights, policy_updates
+from .objective import Objective, aggregation_weights, minibatch_columns, policy_updates
 from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
 from .rewards import REWARDS
 from .specs import TrainRow
@@ -46,7 +46,7 @@ CURVES = (
     "entropy",  # exact entropy of π(·|prompt) in nats, mean over all prompts
     "kl_ref",  # exact KL(π‖π_ref) per prompt, mean over all prompts
     "entropy_correct",  # exact entropy of π among the correct answers, renormalised (0: one correct)
-    "clip_frac",  # share of (answer, update) pairs the clip zeroed since the last record (0: none)
+    "clip_frac",  # share of (answer, update) pairs the clip zeroed (cispo: capped) since the last record
     "length_correct",  # exact expected tokens of a correct answer to a uniform prompt (NaN: π(correct) = 0)
     "length_wrong",  # exact expected tokens of a wrong answer to a uniform prompt (NaN: π(correct) = 1)
 )
@@ -284,29 +284,34 @@ def estimate_advantages(row, b, r_adv, baseline, logp, C):
 def loss_weights(obj, b, length, unit):
     """Each of the Batch b's answers' share of the loss under obj.loss_agg [R, G], or None where
     the loss weighs every answer 1 (the lecture's, whatever its length); token-mean's batch is
-    each seed's rows. length [P, M]: each answer's tokens; unit: the mean of them."""
+    each seed's rows of one minibatch. length [P, M]: each answer's tokens; unit: the mean of them."""
     if obj.loss_agg == "seq-mean-token-sum-norm":
         return None
-    G = b.y.shape[1]
     length_b = length[b.prompt_of[:, None], b.y]  # [R, G] tokens of each sampled answer
-    batch_tokens = np.bincount(b.seed_of, length_b.sum(axis=1), len(b.sizes))[b.seed_of, None]  # [R, 1]
-    return aggregation_weights(obj.loss_agg, length_b, batch_tokens, b.sizes[b.seed_of, None] * G, unit)
+    gain = np.empty(length_b.shape)
+    for mb in minibatch_columns(b.y.shape[1], obj.minibatches):
+        part = length_b[:, mb]  # [R, G/m]
+        batch_tokens = np.bincount(b.seed_of, part.sum(axis=1), len(b.sizes))[b.seed_of, None]  # [R, 1]
+        gain[:, mb] = aggregation_weights(obj.loss_agg, part, batch_tokens,
+                                          b.sizes[b.seed_of, None] * part.shape[1], unit)
+    return gain
 
 
-def update_policy(z, b, A, ref_y, gain, obj, lr, shared):
-    """The μ = obj.epochs updates of the Batch b's logits z [R, M] (π_old's, b.pi) by its answers,
-    the advantages A [R, G], log π_ref(y) ref_y and loss weights gain [R, G] -> (z [R, M], clipped
-    [R]: the (answer, update) pairs the clip zeroed per row, shift [S, P, M]: what the shared
-    weights' move adds to every prompt's logits, already in z; None without them). With shared
-    weights (a SharedWeights, or None) they move after each of the μ updates, so the inner
-    updates' ratios see it."""
+def update_policy(z, b, A, ref_y, gain, obj, lr, shared, length):
+    """The μ·m = obj.epochs·obj.minibatches updates of the Batch b's logits z [R, M] (π_old's, b.pi)
+    by its answers, the advantages A [R, G], log π_ref(y) ref_y and loss weights gain [R, G]
+    -> (z [R, M], clipped [R]: the (answer, update) pairs the clip acted on per row, shift [S, P, M]:
+    what the shared weights' move adds to every prompt's logits, already in z; None without them).
+    With shared weights (a SharedWeights, or None) they move after each update, so the later
+    updates' ratios see it. length [P, M]: each answer's tokens (GSPO's ratio reads them)."""
     moved = shared_move = None
     if shared:
         moved = np.zeros((len(b.sizes), shared.n_types))  # [S, T]: the move over this batch's updates
         shared_move = partial(shared_weights_step, lr=lr, shared_lr=shared.lr, moved=moved,
                               cell=b.seed_of[:, None] * shared.n_types + shared.types[b.prompt_of])  # [R, M]
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is caught by the caller
-        z, clipped = policy_updates(z, b.y, A, b.pi, lr, obj, ref_y, gain, shared_move)
+        length_y = length[b.prompt_of[:, None], b.y] if obj.policy_loss == "gspo" else None  # [R, G]
+        z, clipped = policy_updates(z, b.y, A, b.pi, lr, obj, ref_y, gain, shared_move, length_y)
     if moved is None:
         return z, clipped, None
     return z, clipped, moved[np.arange(len(moved))[:, None, None], shared.types[None]]
@@ -346,7 +351,7 @@ def clip_fractions(updated, S, n_levels, per_row):
     [S, n_levels], from the updates since the last record: updated, a list of ((seed, level) cell
     s·n_levels + k [R], clipped [R]) with per_row = G·μ pairs per row; 0 where nothing was
     updated (step 0, or a level none of whose prompts was drawn)."""
-    if not updated:  # only with epochs > 1: the first update of a batch never clips
+    if not updated:  # only with μ·m > 1: the first update of a batch never clips
         return np.zeros(S), np.zeros((S, n_levels))
     cells = np.concatenate([cell for cell, _ in updated])
     clipped_n = np.bincount(cells, np.concatenate([rows for _, rows in updated]), S * n_levels)
@@ -395,9 +400,10 @@ def train_seeds(task, row):
 
     Each step draws prompts_per_step distinct prompts, G answers for each from π_old (the
     policy at the start of the step), computes the advantages, and moves those prompts' logits
-    epochs times by lr * policy_gradient with the objective's weights: the clipped ratio
-    π/π_old, the KL term and the loss aggregation (rlvr/objective.py). `learned` keeps a value
-    V per prompt (start 0) that moves value_lr of the way toward each observed group-mean reward.
+    epochs × minibatches times by lr * policy_gradient with the objective's weights: the policy
+    loss of the ratio π/π_old, the KL term and the loss aggregation (rlvr/objective.py).
+    `learned` keeps a value V per prompt (start 0) that moves value_lr of the way toward each
+    observed group-mean reward.
 
     shared_lr > 0 adds shared weights w: [S, T] per answer type (task["type"]: [P, M]) to every
     prompt's logits, logits = z + w[type], so that an update on one prompt moves every prompt's
@@ -423,7 +429,10 @@ def train_seeds(task, row):
         raise ValueError(f"unknown method {row.method!r}; known: {', '.join(ESTIMATORS)}")
     if not 1 <= row.prompts_per_step <= task["P"]:
         raise ValueError(f"prompts_per_step = {row.prompts_per_step} must be in 1..{task['P']}")
-    problems = [p for knob in OPTIONAL if (p := knob.problem(getattr(row, knob.name)))]
+    problems = ([p for knob in OPTIONAL if (p := knob.problem(getattr(row, knob.name)))]
+                or [why for _, why in Objective.of(row).conflicts()])
+    if row.minibatches > row.G:
+        problems.append(f"minibatches = {row.minibatches} must be at most the group size G = {row.G}")
     if problems:
         raise ValueError("; ".join(problems))
     task = with_correct_answers(task, row.correct_answers)
@@ -452,7 +461,7 @@ def train_seeds(task, row):
     stats = prompt_stats(logits, ref_logp, length, C)  # {name: [S, P]}
     stale = np.zeros((S, P), bool)  # rows whose logits moved since stats were last computed
     updated = []  # ((seed, level) cell [R], answers the clip zeroed [R]) of each update since the last record
-    per_row = G * obj.epochs  # (answer, update) pairs of a batch row
+    per_row = G * obj.epochs  # (answer, update) pairs of a batch row: each answer once per epoch
     history = [[rec] for rec in records(0, curve_values(stats, updated, level, n_levels, per_row),
                                         np.full(S, np.nan), np.full(S, np.nan), np.zeros(S, int))]
     groups, zero_groups, kept_groups, answers = (np.zeros(S, int) for _ in range(4))
@@ -485,7 +494,7 @@ def train_seeds(task, row):
                 A = A * w
             # update
             gain = loss_weights(obj, b, length, unit)  # [R, G] or None
-            z, clipped, shift = update_policy(z, b, A, ref_y, gain, obj, row.lr, shared)  # [R, M], [R], shift
+            z, clipped, shift = update_policy(z, b, A, ref_y, gain, obj, row.lr, shared, length)
             if not np.isfinite(z).all():  # k2/k3 grow without bound where π(y) ≪ π_ref(y)
                 bad = seeds[b.seed_of[~np.isfinite(z).all(axis=1)][0]]
                 raise FloatingPointError(
@@ -493,7 +502,7 @@ def train_seeds(task, row):
                     f"the logits of {row.method} at lr {row.lr:g} with {obj} left the floating-point range; "
                     "lower lr or kl_beta")
             # track
-            if obj.epochs > 1:
+            if obj.epochs * obj.minibatches > 1:  # the first update never clips: μ = m = 1 never does
                 updated.append((b.seed_of * n_levels + level[b.prompt_of], clipped))  # (seed, level) cell [R]
             track(logits, stale, z, shift, b)
         # record

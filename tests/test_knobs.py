@@ -80,6 +80,7 @@ DECLARED_DEFAULTS = {
     "reward": "verifier", "sampler_lag": 0, "sampler_noise": 0.0, "is_correction": "none", "is_cap": 2.0,
     "epochs": 1, "clip_low": 0.2, "clip_high": 0.2, "clip_c": None, "kl_beta": 0.0, "kl_estimator": "k3",
     "kl_placement": "loss", "loss_agg": "seq-mean-token-sum-norm",
+    "policy_loss": "ppo", "minibatches": 1,
 }
 
 

@@ -492,3 +492,53 @@ def test_a_stale_sampler_trains_on_policy_at_first_then_off_and_packs_bit_for_bi
     alone = train(MICRO, ttask, [(1, 0)], "grpo", steps=3, sampler_lag=2, correction=masked, **run)
     assert np.array_equal(packed["probs"][:, 1:], alone["probs"])
     assert all(torch.equal(packed["params"][k][1:], alone["params"][k]) for k in alone["params"])
+
+
+def test_gspo_and_cispo_per_token_are_their_papers_losses():
+    """Random answers of 1–5 tokens, ratios the clip binds on: token_loss's gradient under gspo is
+    that of GSPO's loss written directly, −(1/N) Σ_i min(s_i A_i, clip(s_i) A_i) with s_i =
+    exp(mean_t log ρ_it) differentiated through s_i (Zheng et al. 2025, eq. 5), and under cispo
+    that of −(1/T) Σ_it sg(clip(ρ_it)) A_i log π(o_it) (MiniMax-M1 2025, eq. 4; token-mean)."""
+    g = generator((36, 1))
+    N, L = 12, 5
+    mask = token_mask(torch.randint(1, L + 1, (1, 1, N), generator=g), L)
+    old = -torch.rand((1, 1, N, L), generator=g, dtype=torch.float64) * 3
+    A = torch.randn((1, 1, N), generator=g, dtype=torch.float64) * 2
+    logp = (old + 0.4 * torch.randn((1, 1, N, L), generator=g, dtype=torch.float64)).requires_grad_()
+    m = mask.double()
+    # GSPO, its tiny ε as in the paper's order of magnitude, so that some answers clip and some not
+    obj = Objective(clip_low=0.05, clip_high=0.08, policy_loss="gspo", loss_agg="seq-mean-token-mean")
+    ours, clipped = token_loss(logp, old, A, mask, obj)
+    s = (((logp - old) * m).sum(-1) / m.sum(-1)).exp()  # [1, 1, N], with gradient through the mean
+    theirs = -torch.minimum(s * A, s.clamp(0.95, 1.08) * A).mean()
+    assert clipped.any() and not clipped[mask].all()
+    torch.testing.assert_close(torch.autograd.grad(ours.sum(), logp)[0], torch.autograd.grad(theirs, logp)[0],
+                               rtol=1e-12, atol=1e-15)
+    # CISPO: every token keeps a gradient, its weight the capped ratio
+    obj = Objective(clip_low=0.2, clip_high=0.28, policy_loss="cispo", loss_agg="token-mean")
+    ours, clipped = token_loss(logp, old, A, mask, obj)
+    held = (logp.detach() - old).exp().clamp(0.8, 1.28)
+    theirs = -(held * A[..., None] * logp * m).sum() / m.sum()
+    assert clipped.any() and not clipped[mask].all()
+    grad = torch.autograd.grad(ours.sum(), logp)[0]
+    torch.testing.assert_close(grad, torch.autograd.grad(theirs, logp)[0], rtol=1e-12, atol=1e-15)
+    assert (grad[mask] != 0).all()  # no token's gradient is zeroed
+
+
+def test_minibatches_on_the_network_clip_only_after_the_first_and_pack_bit_for_bit(micro):
+    """m = 2, μ = 1: two Adam steps a batch, the first on-policy (no clip), so at most half the
+    tokens clipped; packed with another model, the same bits as alone; m = 1 is μ = 1's run."""
+    ttask, base = micro
+    run = dict(start=base, steps=3, n=4, G=4, lr=3e-3, record_every=3)
+    mb = dict(run, obj=Objective(minibatches=2, clip_low=0.01, clip_high=0.01))
+    packed = train(MICRO, ttask, [(0, 0), (1, 0)], "grpo", **mb)
+    alone = train(MICRO, ttask, [(1, 0)], "grpo", **mb)
+    for name in (*BATCH_STATS, "pass1"):
+        assert np.array_equal(packed[name][:, 1:], alone[name]), name
+    assert (packed["clip_share"] > 0).any() and (packed["clip_share"] <= 0.5).all()
+    one = train(MICRO, ttask, [(1, 0)], "grpo", **run)
+    same = train(MICRO, ttask, [(1, 0)], "grpo", **run, obj=Objective(minibatches=1))
+    assert all(torch.equal(one["params"][k], same["params"][k]) for k in one["params"])
+    assert not all(torch.equal(one["params"][k], alone["params"][k]) for k in one["params"])
+    with pytest.raises(ValueError, match="loss_agg"):
+        train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=1, obj=Objective(policy_loss="gspo"))

@@ -62,8 +62,14 @@ def check_section(section, task, checks):
         checks.need(not needs, keys["method"], f"{method!r} needs {', '.join(sorted(needs))}, which the "
                     f"network does not give (a learned V, the policy over all answers); allowed: estimators "
                     f"that read only {', '.join(READ)}")
-        # Objective's own test of a KL in the reward, as the toy rows' check in rlvr/config.py
-        in_reward = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE}).kl_in_reward
+        # Objective's own tests, as the toy rows' check in rlvr/config.py
+        objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE})
+        for field, why in objective.conflicts():
+            checks.need(False, keys[field], why)
+        checks.need(row["minibatches"] <= (row["G"] or section["G"]), keys["minibatches"],
+                    f"{row['minibatches']} minibatches of a group of G = {row['G'] or section['G']} answers; "
+                    "at most G")
+        in_reward = objective.kl_in_reward
         checks.need(not (in_reward and "correctness" in getattr(ESTIMATORS.get(method), "needs", ())),
                     keys["row"], f"{method!r} reads each answer's correctness off its reward, which a KL "
                     "penalty in the reward would blur; put the KL in the loss")

@@ -8,6 +8,9 @@ Nothing here restates the toy's definitions; each is called where it applies per
   token's ratio ρ_t = π(o_t)/π_old(o_t) and its answer's A): a clipped token's term is constant
   in θ (the value the clip holds it at), any other's is A·ρ_t, as PPO's min(ρA, clip(ρ)A) and
   verl's dual clip max(·, c·A) for A < 0;
+- GSPO's ratio is the answer's s = exp(mean_t log ρ_t) on every token of it, with the gradient of
+  log π(o_t) (verl b178a3c's gspo: sg(s)·π(o_t)/sg(π(o_t))), clipped per answer; CISPO's token
+  costs −sg(clip(ρ_t))·A·log π(o_t) (verl b178a3c's cispo): the clip caps, never zeroes;
 - the KL to the reference is Schulman's estimator of rlvr.kl per token, ℓ_t = log π(o_t)/π_ref(o_t),
   added to the loss as GRPO and TRL do: its value is kl_estimate(ℓ_t) and its gradient
   kl_estimate_slope(ℓ_t)·∇ℓ_t, which is what autograd of the estimator would give;
@@ -34,6 +37,8 @@ import torch
 
 from ..kl import kl_estimate, kl_estimate_slope
 from ..objective import Objective, aggregation_weights, clipped_surrogate_weights
+
+TOKEN_POLICY_LOSSES = ("ppo", "gspo", "cispo")  # the toy's POLICY_LOSSES that token_loss writes per token
 
 
 def token_mask(lengths, L):
@@ -73,10 +78,12 @@ def token_loss(logp, logp_old, A, mask, obj=None, logp_ref=None, norm=None):
     lecture's defaults), whose clip_low, clip_high, clip_c, kl_beta, kl_estimator and loss_agg
     are read here (its epochs by the caller); logp_ref: [E, n, G, L] under π_ref (read when
     obj.kl_beta); norm: Dr. GRPO's constant C (token_weights). clipped: the counted tokens the
-    clip held.
+    clip held (cispo: capped).
 
     Token t of answer i costs −A_i ρ_t (or the clip's constant) + β k(ℓ_t), weighted by
-    token_weights. A KL in the reward is shaped into the rewards before the advantages (not here).
+    token_weights; obj.policy_loss gspo puts the answer's sequence ratio in ρ_t's place, cispo
+    costs −sg(clip(ρ_t)) A_i log π(o_t). A KL in the reward is shaped into the rewards before the
+    advantages (not here).
     """
     obj = Objective() if obj is None else obj
     mask = torch.as_tensor(mask)
@@ -84,15 +91,25 @@ def token_loss(logp, logp_old, A, mask, obj=None, logp_ref=None, norm=None):
     A = torch.as_tensor(A, dtype=torch.float64)
     A = A[..., None] if A.dim() == mask.dim() - 1 else A  # [E, n, G, 1]: shared by an answer's tokens
     # off the mask ρ = 1 and ℓ = 0 exactly: whatever a PAD position holds, it adds nothing, not even NaN
-    ratio = torch.where(mask, logp - torch.as_tensor(logp_old, dtype=torch.float64), 0.0).exp()
+    log_ratio = torch.where(mask, logp - torch.as_tensor(logp_old, dtype=torch.float64), 0.0)
+    if obj.policy_loss == "gspo":  # the answer's mean log-ratio as value, each token's own gradient
+        mean = log_ratio.detach().sum(dim=-1, keepdim=True) / mask.sum(dim=-1, keepdim=True)
+        log_ratio = torch.where(mask, mean + log_ratio - log_ratio.detach(), 0.0)
+    ratio = log_ratio.exp()
     held = ratio.detach()
-    _, clipped = clipped_surrogate_weights(A.numpy(), held.numpy(), obj.clip_low, obj.clip_high, obj.clip_c)
-    clipped = torch.from_numpy(np.asarray(clipped)) & mask
-    # the value a clipped token is held at: the clipped ratio, or c where the dual clip took over
-    held = held.clamp(1 - obj.clip_low, 1 + obj.clip_high)
-    if obj.clip_c:
-        held = torch.where((A < 0) & (ratio.detach() > obj.clip_c), obj.clip_c, held)
-    per_token = -torch.where(clipped, A * held, A * ratio)
+    if obj.policy_loss == "cispo":
+        held = held.clamp(1 - obj.clip_low, 1 + obj.clip_high)
+        clipped = (held != ratio.detach()) & mask
+        per_token = -A * held * torch.where(mask, logp, 0.0)
+    else:
+        _, clipped = clipped_surrogate_weights(A.numpy(), held.numpy(), obj.clip_low, obj.clip_high,
+                                               obj.clip_c)
+        clipped = torch.from_numpy(np.asarray(clipped)) & mask
+        # the value a clipped token is held at: the clipped ratio, or c where the dual clip took over
+        held = held.clamp(1 - obj.clip_low, 1 + obj.clip_high)
+        if obj.clip_c:
+            held = torch.where((A < 0) & (ratio.detach() > obj.clip_c), obj.clip_c, held)
+        per_token = -torch.where(clipped, A * held, A * ratio)
     if obj.kl_beta:
         if obj.kl_placement != "loss":
             raise ValueError(f"kl_placement = {obj.kl_placement!r}: token_loss puts the KL in the loss; "

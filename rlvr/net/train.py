@@ -1,14 +1,15 @@
 """GRPO-style training of E packed network models on the token task, top to bottom (issue 35).
 
-Each step, each model e draws n prompts and G answers to each from its own generator (seeded
-from its key, e.g. (row, seed)), rewards them (a reward of rlvr/rewards.py, by default the
-verifier: 1 iff the sum then EOS), takes the advantages
-from the toy's estimator registry on its own rewards [n, G], and makes μ = obj.epochs updates of
-rlvr.net.objective.token_loss. With sampler_lag L the answers are drawn by the policy of L steps
-before (asynchronous training) and the update weighs them by is_correction of ρ = π_old/π_sampler,
-per answer or per token (correct_advantages). The models share nothing but the Python loop: their losses are
-summed, so each gets its own gradient, and SGD and Adam act elementwise, so at one thread a
-model's numbers are the same bits alone or packed (tested). π_ref, for the KL, is the start.
+Each step, each model e draws n prompts and G answers to each from its own generator (seeded from
+its key, e.g. (row, seed)), rewards them (a reward of rlvr/rewards.py, by default the verifier: 1
+iff the sum then EOS), takes the advantages from the toy's estimator registry on its own rewards
+[n, G], and makes μ·m = obj.epochs × obj.minibatches updates of rlvr.net.objective.token_loss, each on a
+minibatch of every group's answers. With sampler_lag L the answers are drawn by the policy of L
+steps before (asynchronous training) and the update weighs them by is_correction of ρ =
+π_old/π_sampler, per answer or per token (correct_advantages). The models share nothing but the
+Python loop: their losses are summed, so each gets its own gradient, and SGD and Adam act
+elementwise, so at one thread a model's numbers are the same bits alone or packed (tested). π_ref,
+for the KL, is the start.
 """
 
 from collections import deque
@@ -19,11 +20,11 @@ import torch
 from ..estimators import ESTIMATORS, advantages
 from ..importance import is_weights
 from ..kl import kl_estimate
-from ..objective import Objective
+from ..objective import Objective, minibatch_columns
 from ..rewards import REWARDS
 from .exact import candidate_probs
 from .model import generator, init_params, token_logprob
-from .objective import token_loss, token_mask
+from .objective import TOKEN_POLICY_LOSSES, token_loss, token_mask
 from .sample import sample_answers
 from .specs import READ
 from .tokens import candidate_index
@@ -37,6 +38,9 @@ BATCH_STATS = ("reward", "reward_zero_std", "clip_share", "length")  # per step 
 def check(method, obj, optimizer, reward="verifier"):
     """ValueError for what this trainer cannot run yet (or ever)."""
     obj.check()
+    if obj.policy_loss not in TOKEN_POLICY_LOSSES:
+        raise ValueError(f"policy_loss {obj.policy_loss!r} has no per-token form on the network yet "
+                         f"(rlvr/net/objective.py token_loss); allowed: {', '.join(TOKEN_POLICY_LOSSES)}")
     if reward not in REWARDS:
         raise ValueError(f"reward {reward!r}; allowed: {', '.join(REWARDS)}")
     missing = set(ESTIMATORS[method].needs) - set(READ) if method in ESTIMATORS else set()
@@ -82,12 +86,13 @@ def pay(reward, ttask, params, cfg, prompts, y, reward_gens):
 def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8, norm=None,
                reward_offset=0.0, reward="verifier", reward_gens=None, sampler=None,
                correction=("none", 2.0, "sequence")):
-    """One step of E packed models: rollouts, rewards, advantages, μ = obj.epochs updates of
-    params (in place, by opt). ref: π_ref's parameters (read when obj.kl_beta); gens: E generators;
-    reward_offset: added to every reward the estimator sees (the lecture's demo 3); reward: its
-    name in rlvr/rewards.py, reward_gens: E generators of a random reward's uniforms; sampler:
-    the parameters that draw the answers (None: params, on-policy), correction: (is_correction,
-    is_cap, is_level) of the answers it drew (correct_advantages).
+    """One step of E packed models: rollouts, rewards, advantages, μ·m = obj.epochs·obj.minibatches
+    updates of params (in place, by opt), each on one minibatch of every group's answers. ref:
+    π_ref's parameters (read when obj.kl_beta); gens: E generators; reward_offset: added to every
+    reward the estimator sees (the lecture's demo 3); reward: its name in rlvr/rewards.py,
+    reward_gens: E generators of a random reward's uniforms; sampler: the parameters that draw the
+    answers (None: params, on-policy), correction: (is_correction, is_cap, is_level) of the answers
+    it drew (correct_advantages).
     Returns {name: [E]} for BATCH_STATS: the batch's mean reward, the share of its groups whose
     rewards are all equal (no signal: TRL's frac_reward_zero_std), the share of (token, update)
     pairs the clip held, the answers' mean tokens (EOS included)."""
@@ -124,12 +129,22 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
         A = correct_advantages(A, logp_old.double().numpy(), logp_sampler.double().numpy(), mask.numpy(),
                                *correction)
     loss_obj = obj._replace(kl_beta=0.0) if obj.kl_in_reward else obj
-    # μ updates on this batch; the first is on-policy (ρ = 1)
+    # μ passes over this batch in m minibatches of every group's answers; the first is on-policy (ρ = 1)
+    parts = minibatch_columns(G, obj.minibatches)
     clipped_tokens = torch.zeros(E)
-    for epoch in range(obj.epochs):
-        if epoch:
+    for update in range(obj.epochs * len(parts)):
+        mb = parts[update % len(parts)]
+        if update and len(parts) == 1:
             logp = _token_logp(params, cfg, seq_prompts, seq_answers, tokens.shape)
-        loss, clipped = token_loss(logp, logp_old, A, mask, loss_obj, logp_ref, norm)
+        elif update:  # only this minibatch's answers: [E, n, G/m, L]
+            part = tokens[:, :, mb]
+            g = part.shape[2]
+            seq = prompt_tok[prompts][:, :, None].expand(E, n, g, -1).reshape(E, n * g, -1)
+            logp = _token_logp(params, cfg, seq, part.reshape(E, n * g, max_len), part.shape)
+        else:
+            logp = logp[:, :, mb]
+        loss, clipped = token_loss(logp, logp_old[:, :, mb], A[:, :, mb], mask[:, :, mb], loss_obj,
+                                   None if logp_ref is None else logp_ref[:, :, mb], norm)
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()  # each model's loss has only its own parameters
         opt.step()
