@@ -50,16 +50,22 @@ def configs(draw):
         method = draw(st.sampled_from(methods))
         # the config refuses a KL in the reward to an estimator that reads correctness off the reward
         placements = ["loss"] if "correctness" in ESTIMATORS[method].needs else ["loss", "reward"]
+        loss = grid.get("policy_loss", draw(st.sampled_from(["ppo", "cispo"] if "loss_agg" in grid
+                                                            else ["ppo", "gspo", "cispo"])))
+        # the config refuses gspo without seq-mean-token-mean, and a dual clip but with ppo
+        aggregations = ["seq-mean-token-mean"] if "gspo" in loss else ["seq-mean-token-sum-norm",
+                                                                      "seq-mean-token-mean", "token-mean"]
         return {"method": method, "lr": draw(st.sampled_from([0.5, 4.0])),
                 "epochs": draw(st.sampled_from([1, 2, 3])),
+                "minibatches": draw(st.sampled_from([1, 2])),  # at most G (>= 2 here)
+                "policy_loss": loss,
                 "clip_low": draw(st.sampled_from([0.1, 0.2, None])),  # null: no clip on that side
                 "clip_high": draw(st.sampled_from([0.2, 0.28, 5.0, None])),
-                "clip_c": draw(st.sampled_from([None, 3.0])),
+                "clip_c": draw(st.sampled_from([None, 3.0])) if loss == "ppo" else None,
                 "kl_beta": draw(st.sampled_from([0.0, 0.3, 3.0])),
                 "kl_estimator": draw(st.sampled_from(["k1", "k2", "k3"])),
                 "kl_placement": draw(st.sampled_from(placements)),
-                "loss_agg": draw(st.sampled_from(["seq-mean-token-sum-norm", "seq-mean-token-mean",
-                                                  "token-mean"])),
+                "loss_agg": draw(st.sampled_from(aggregations)),
                 **grid}
 
     objective = {  # demos 8-10: a row may set the rest of the objective, a list making a grid
@@ -95,6 +101,8 @@ def configs(draw):
     rewards = ["verifier", "random_half", "random_mean"]
     objective["spurious_rewards"] = {**train, "enabled": draw(st.booleans()),  # rewards ignoring the answer
                                      "rows": [row({"reward": draw(some(rewards, 2))})]}
+    objective["policy_losses"] = {**train, "enabled": draw(st.booleans()),  # the policy loss
+                                  "rows": [row({"policy_loss": draw(some(["ppo", "gspo", "cispo"], 2))})]}
     logodds = sorted(draw(st.lists(st.sampled_from([-30.0, -4.5, -1.0, 0.0, 2.0, 30.0]),
                                    min_size=4, max_size=4)))
     return {

@@ -575,22 +575,53 @@ def test_demo15_truncation_against_a_perturbed_sampler_costs_the_very_hard_promp
 def test_demo16_the_clip_limits_a_drift_and_adds_no_gain_of_its_own(default_results, made):
     """On random ½ rewards every clipped μ = 4 setting ends with a lower easy-prompt pass@1 than
     μ = 1 at the same lr and a higher one than μ = 4 without the clip (each > 3 s.e., paired by
-    seed): the clip limits the unclipped updates' drift; no clip drift upwards is visible."""
+    seed): the clip limits the unclipped updates' drift; no clip drift upwards is visible. The
+    paper's setting (m = 8 minibatches, each answer once) with the clip ends above m = 8 without
+    it and not above μ = 1 (each by 3 s.e.), and the claim's verdict says so."""
     runs = default_results["runs"]
     runs = runs[runs["experiment"] == "spurious_rewards"]
-    clipped = runs[(runs["epochs"] > 1) & (runs["clip_high"] < np.inf)]
-    assert len(clipped) == 40
-    for (lr, hi), g in clipped.groupby(["lr", "clip_high"]):
+    clipped = runs[((runs["epochs"] > 1) | (runs["minibatches"] > 1)) & (runs["clip_high"] < np.inf)]
+    assert len(clipped) == 60
+    for (lr, mu, m, hi), g in clipped.groupby(["lr", "epochs", "minibatches", "clip_high"]):
         g = g.set_index("seed")["final_pass1_easy"]
         same = runs[runs["lr"] == lr]
-        one = same[same["epochs"] == 1].set_index("seed")["final_pass1_easy"]
-        free = same[(same["epochs"] > 1) & (same["clip_high"] == np.inf)]
+        one = same[(same["epochs"] == 1) & (same["minibatches"] == 1)].set_index("seed")["final_pass1_easy"]
+        free = same[(same["epochs"] == mu) & (same["minibatches"] == m) & (same["clip_high"] == np.inf)]
         free = free.set_index("seed")["final_pass1_easy"]
         d, se = _mean_se((g - one).to_numpy())
-        assert -d > 3 * se, (lr, hi, d, se)
+        assert (-d > 3 * se) if m == 1 else (d < 3 * se), (lr, mu, m, hi, d, se)
         d, se = _mean_se((g - free).to_numpy())
-        assert d > 3 * se, (lr, hi, d, se)
+        assert d > 3 * se, (lr, mu, m, hi, d, se)
     assert "lowers it by" in made["spurious_rewards.trust_region"].text
+    assert made["spurious_rewards.paper_setting"].text.endswith("the toy does not reproduce the paper's gain")
+
+
+def test_demo18_cispo_ends_above_ppo_at_four_passes_and_gspo_with_ppo(default_results):
+    """What FINDINGS says of demo 18, paired by seed: every setting with more than one update a
+    batch ends above one update; at μ = 4 CISPO ends above PPO (> 3 s.e.); GSPO within 3 s.e.
+    of PPO at μ = 4 and at m = 4; PPO at m = 4 above PPO at μ = 4."""
+    runs = default_results["runs"]
+    runs = runs[runs["experiment"] == "policy_losses"]
+
+    def final(loss, mu, m):
+        sel = runs[(runs["epochs"] == mu) & (runs["minibatches"] == m)]
+        if loss:
+            sel = sel[sel["policy_loss"] == loss]
+        assert sel["seed"].is_unique and len(sel) == 10
+        return sel.set_index("seed")["final_pass1"]
+
+    one = final(None, 1, 1)
+    for loss in ("ppo", "gspo", "cispo"):
+        for mu, m in ((4, 1), (1, 4)):
+            d, se = _mean_se((final(loss, mu, m) - one).to_numpy())
+            assert d > 3 * se, (loss, mu, m, d, se)
+    d, se = _mean_se((final("cispo", 4, 1) - final("ppo", 4, 1)).to_numpy())
+    assert d > 3 * se, (d, se)
+    for mu, m in ((4, 1), (1, 4)):
+        d, se = _mean_se((final("gspo", mu, m) - final("ppo", mu, m)).to_numpy())
+        assert abs(d) < 3 * se, (mu, m, d, se)
+    d, se = _mean_se((final("ppo", 1, 4) - final("ppo", 4, 1)).to_numpy())
+    assert d > 3 * se, (d, se)
 
 
 # --- the claims the demos compute (rlvr/claims.py), on the default config ---

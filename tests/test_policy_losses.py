@@ -170,14 +170,20 @@ def test_training_with_minibatches_clips_only_after_the_first():
     assert 0 < max(fracs) <= 0.75
 
 
-def test_random_rewards_move_the_logits_in_expectation_with_minibatches():
-    """μ = 1 and m = 1: no expected change under rewards that ignore the answer (exact, 0); m = 2
-    with the clip: a drift, because the second minibatch's ratio depends on the answer."""
+def test_random_rewards_move_the_logits_in_expectation_with_minibatches_only_through_the_clip():
+    """Rewards that ignore the answer, exact over every group: μ = 1 and m = 1, no expected change;
+    m minibatches without the clip, none either, by construction (each answer is used once, and its
+    weight ρ = π/π_old makes E_y[ρ (e_y − π)] = 0 for the π it updates); with the clip, a drift,
+    because the clip zeroes some answers' weights by their ratio."""
     logits = np.log([0.6, 0.2, 0.15, 0.05])
     still = random_reward_logit_change(logits, 4, "grpo", Objective(), 2.0)
     np.testing.assert_allclose(still, 0, atol=1e-12)
-    moved = random_reward_logit_change(logits, 4, "grpo", Objective(minibatches=2), 2.0)
-    assert np.abs(moved).max() > 1e-3
+    for m in (2, 4):
+        free = random_reward_logit_change(logits, 4, "grpo", Objective(minibatches=m, clip_low=1.0,
+                                                                       clip_high=np.inf), 2.0)
+        np.testing.assert_allclose(free, 0, atol=1e-12)
+        moved = random_reward_logit_change(logits, 4, "grpo", Objective(minibatches=m), 2.0)
+        assert np.abs(moved).max() > 1e-3
 
 
 @pytest.mark.parametrize("knobs,message", [

@@ -37,6 +37,7 @@ from . import (
     network,
     off_policy,
     passk_after_training,
+    policy_losses,
     rank_bias,
     reference,
     shared_policy,
@@ -45,8 +46,8 @@ from . import (
 )
 
 MODULES = (clipping, dynamic_sampling, gradients, group_size, kl_penalty, loss_aggregation, lr_sweep,
-           narrowing_remedies, negative_samples, network, off_policy, passk_after_training, rank_bias,
-           reference, shared_policy, spurious_rewards, training)
+           narrowing_remedies, negative_samples, network, off_policy, passk_after_training, policy_losses,
+           rank_bias, reference, shared_policy, spurious_rewards, training)
 
 
 class Demo(NamedTuple):

@@ -3,8 +3,10 @@
 Shao et al. 2025 trained on rewards independent of correctness and saw accuracy rise, which they
 attribute to the clip favouring answers the policy already likes. Here a row's `reward` is a
 reward function of rlvr/rewards.py that ignores the answer (random_half: 1 with probability ½),
-trained with one update per batch or μ = 4 clipped updates, and without a clip (clip_low and
-clip_high null). What each name below is: rlvr/demos/__init__.py.
+trained with one update per batch, μ = 4 clipped updates on the same batch, or m = 8 minibatches
+of one answer of every group each (each answer used once, as the paper's setting of updates on
+distinct minibatches), and each without a clip (clip_low and clip_high null). What each name
+below is: rlvr/demos/__init__.py.
 """
 
 import math
@@ -26,20 +28,24 @@ SWITCHABLE = True
 FRAMES = ('runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = True
 EXPERIMENT = "spurious_rewards"
-SHOWN = ("reward", "lr", "epochs", "clip_low", "clip_high")
+SHOWN = ("reward", "lr", "epochs", "minibatches", "clip_low", "clip_high")
 NO_CLIP = (1.0, math.inf)  # (ε_low, ε_high) of clip_low and clip_high null: "without the clip"
 EXAMPLE = np.log([0.6, 0.2, 0.15, 0.05])  # the exact part's prompt: 4 answers, G = 4
 EXAMPLE_G = 4
 
 CONFIG = {
-    "help": "rewards that ignore correctness (reward: random_half) with one update per batch or μ = 4 "
-    "clipped updates, and without a clip (clip_low and clip_high null); one run per row x seed, "
-    "rows as in training (grids allowed)",
+    "help": "rewards that ignore correctness (reward: random_half) with one update per batch, μ = 4 "
+    "clipped updates or m = 8 minibatches of a batch (each answer once), and without a clip (clip_low "
+    "and clip_high null); one run per row x seed, rows as in training (grids allowed)",
     "seeds": list(range(10)),
     "rows": [  # clip_low / clip_high null: no clip
         {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half"},
         {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half", "epochs": 4, "clip_high": [0.2, 0.28]},
         {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half", "epochs": 4, "clip_low": None,
+         "clip_high": None},
+        # the paper's setting: distinct minibatches, each answer once (here one answer of every group each)
+        {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half", "minibatches": 8},
+        {"method": "grpo", "lr": [0.5, 2.0], "reward": "random_half", "minibatches": 8, "clip_low": None,
          "clip_high": None},
     ],
 }
@@ -51,6 +57,7 @@ TEXT = {
             "reward",
             "lr",
             "μ",
+            "m",
             "clip ε_low / ε_high",
             "clipped",
             "pass@1 − reference",
@@ -61,10 +68,11 @@ TEXT = {
         "above": "raised",
         "below": "lowered",
         "within": "within 3 s.e.",
-        "exact": "exact: the expected change of each logit over one batch of μ updates, GRPO, random ½ rewards, one prompt of 4 answers (π = 0.6, 0.2, 0.15, 0.05), G = 4",  # noqa: E501
+        "exact": "exact: the expected change of each logit over one batch of μ passes in m minibatches, GRPO, random ½ rewards, one prompt of 4 answers (π = 0.6, 0.2, 0.15, 0.05), G = 4 (a trained m above 4 is m = 4 here: one answer a minibatch)",  # noqa: E501
         "exact_head": [
             "lr",
             "μ",
+            "m",
             "clip ε_low / ε_high",
             "Δz likeliest",
             "Δz 2nd",
@@ -75,7 +83,8 @@ TEXT = {
             "Exact pass@1 at the last step minus the reference's (step 0), on all prompts and on the",
             "easy ones; 'easy prompts': whether that change is beyond 3 standard errors over seeds.",
             "'clipped': the share of (answer, update) pairs the clip zeroed over the last evaluation",
-            "interval (μ = 1 never clips).",
+            "interval (μ = m = 1 never clips: its one update is on-policy). m: minibatches of a batch, one",
+            "update each, each answer once.",
         ],
     },
     "zh": {
@@ -84,6 +93,7 @@ TEXT = {
             "奖励",
             "学习率",
             "μ",
+            "m",
             "裁剪 ε_low / ε_high",
             "被裁剪",
             "pass@1 − 参考模型",
@@ -94,10 +104,11 @@ TEXT = {
         "above": "升高",
         "below": "降低",
         "within": "3 个标准误以内",
-        "exact": "精确值：一批 μ 次更新中每个 logit 的期望变化，GRPO，随机 ½ 奖励，一道 4 个回答的题（π = 0.6、0.2、0.15、0.05），G = 4",  # noqa: E501
+        "exact": "精确值：一批分 m 个小批、共 μ 遍的更新中每个 logit 的期望变化，GRPO，随机 ½ 奖励，一道 4 个回答的题（π = 0.6、0.2、0.15、0.05），G = 4（训练中大于 4 的 m 在此为 m = 4：每个小批一个回答）",  # noqa: E501
         "exact_head": [
             "学习率",
             "μ",
+            "m",
             "裁剪 ε_low / ε_high",
             "Δz 最可能",
             "Δz 第二",
@@ -107,14 +118,20 @@ TEXT = {
         "note": [
             "最后一步的精确 pass@1 减去参考模型（第 0 步）的，全部题目与容易题；",
             "“容易题”：该变化是否超过种子间 3 个标准误。“被裁剪”：最后一个评估区间内被裁剪置零的",
-            "（回答，更新）对的比例（μ = 1 从不裁剪）。",
+            "（回答，更新）对的比例（μ = m = 1 从不裁剪：唯一的更新是同策略的）。m：一批分成的小批数，",
+            "每个小批一次更新，每个回答只用一次。",
         ],
     },
 }
 
 
+def _updates(cfg):
+    """Updates a batch makes: μ passes in m minibatches (1: on-policy, the clip never acts)."""
+    return int(cfg["epochs"]) * int(cfg["minibatches"])
+
+
 def _clip(L, cfg):
-    if cfg["epochs"] == 1:
+    if _updates(cfg) == 1:
         return ""
     if (cfg["clip_low"], cfg["clip_high"]) == NO_CLIP:
         return L["no_clip"]
@@ -141,12 +158,15 @@ def _runs(frames):
 
 
 def exact_rows(runs):
-    """[(lr, epochs, clip_low, clip_high, E[Δz] [4])] for each configuration of the runs, on EXAMPLE."""
+    """[(lr, epochs, minibatches, clip_low, clip_high, E[Δz] [4])] for each configuration of the
+    runs, on EXAMPLE; m at most EXAMPLE_G (m = G: one answer of the group a minibatch)."""
     out = []
     for cfg, _, _ in A.configurations(runs, SHOWN):
-        obj = Objective(epochs=int(cfg["epochs"]), clip_low=cfg["clip_low"], clip_high=cfg["clip_high"])
-        key = (cfg["lr"], cfg["epochs"], cfg["clip_low"], cfg["clip_high"])
-        if key not in [o[:4] for o in out]:
+        m = min(int(cfg["minibatches"]), EXAMPLE_G)
+        obj = Objective(epochs=int(cfg["epochs"]), minibatches=m, clip_low=cfg["clip_low"],
+                        clip_high=cfg["clip_high"])
+        key = (cfg["lr"], int(cfg["epochs"]), m, cfg["clip_low"], cfg["clip_high"])
+        if key not in [o[:5] for o in out]:
             out.append((*key, random_reward_logit_change(EXAMPLE, EXAMPLE_G, "grpo", obj, cfg["lr"])))
     return out
 
@@ -164,6 +184,7 @@ def table(frames, L):
                 cfg["reward"],
                 f"{cfg['lr']:g}",
                 f"{cfg['epochs']:d}",
+                f"{cfg['minibatches']:d}",
                 _clip(L, cfg),
                 f"{g['clip_frac'].mean():.3f}",
                 K.signed(K.over_seeds(g["gain"])).removesuffix(" (not resolved)"),
@@ -175,9 +196,10 @@ def table(frames, L):
         n.append(g["seed"].nunique())
     head, rows = R.with_others(list(L["head"]), rows, L["other"])
     ex = [
-        [f"{lr:g}", f"{mu:d}", _clip(L, {"epochs": mu, "clip_low": lo, "clip_high": hi})]
+        [f"{lr:g}", f"{mu:d}", f"{m:d}", _clip(L, {"epochs": mu, "minibatches": m, "clip_low": lo,
+                                                    "clip_high": hi})]
         + [_logit(v) for v in dz]
-        for lr, mu, lo, hi, dz in exact_rows(runs)
+        for lr, mu, m, lo, hi, dz in exact_rows(runs)
     ]
     return (
         R.title(L, runs.iloc[0], min(n)),
@@ -214,7 +236,7 @@ def claims(frames):
     clip_only = [
         (cfg, e)
         for cfg, e in raised
-        if cfg["epochs"] > 1 and cfg["lr"] not in unclipped and (cfg["clip_low"], cfg["clip_high"]) != NO_CLIP
+        if _updates(cfg) > 1 and cfg["lr"] not in unclipped and (cfg["clip_low"], cfg["clip_high"]) != NO_CLIP
     ]
     if not raised:
         top, e = max(every, key=lambda x: x[1].mean)
@@ -232,14 +254,27 @@ def claims(frames):
             + "; with the clip and not without it at the same lr: "
             + ("; ".join(f"{_setting(cfg)}, lr {cfg['lr']:g}" for cfg, _ in clip_only) or "none")
         )
-    out.append(K.Claim("clip_only", f"{text} ({seeds} seeds)", tuple(e for _, e in every)))
+    stated = (e,) if not raised else tuple(e for _, e in raised)  # the differences the sentence gives
+    out.append(K.Claim("clip_only", f"{text} ({seeds} seeds)", stated))
     trust = _trust_region(runs, by_lr)
     if trust:
         out.append(trust)
+    paper = [(cfg, e) for cfg, e in every if cfg["epochs"] == 1 and cfg["minibatches"] > 1
+             and (cfg["clip_low"], cfg["clip_high"]) != NO_CLIP]
+    if paper:  # each answer used once, in distinct minibatches, with the clip
+        up = ", ".join(f"{cfg['lr']:g}" for cfg, e in paper if e.resolved and e.mean > 0)
+        verdict = (f"the toy reproduces the paper's gain at lr {up}" if up
+                   else "the toy does not reproduce the paper's gain")
+        out.append(K.Claim("paper_setting", (
+            "In the paper's setting, each answer used once in distinct minibatches with the clip, the easy "
+            "prompts' final pass@1 minus the reference's: "
+            + "; ".join(f"{_setting(cfg)} at lr {cfg['lr']:g}, reward {cfg['reward']} {K.signed(e)}"
+                        for cfg, e in paper) + f" ({seeds} seeds): {verdict}"), tuple(e for _, e in paper)))
     ex = exact_rows(runs)
     words = "; ".join(
-        f"{_setting({'epochs': mu, 'clip_low': lo, 'clip_high': hi})} at lr {lr:g} {_logit(dz[0])}"
-        for lr, mu, lo, hi, dz in ex
+        f"{_setting({'epochs': mu, 'minibatches': m, 'clip_low': lo, 'clip_high': hi})} at lr {lr:g} "
+        f"{_logit(dz[0])}"
+        for lr, mu, m, lo, hi, dz in ex
     )
     out.append(
         K.Claim(
@@ -269,16 +304,17 @@ def _trust_region(runs, by_lr):
     parts, diffs = [], []
     for (reward, lr), settings in by_lr.items():
         base = {"reward": reward, "lr": lr}
-        one = [cfg for cfg, _, _ in settings if cfg["epochs"] == 1]
+        one = [cfg for cfg, _, _ in settings if _updates(cfg) == 1]
         for cfg, _, _ in settings:
             clipped = (cfg["clip_low"], cfg["clip_high"]) != NO_CLIP
-            if cfg["epochs"] == 1 or not clipped or not one:
+            if _updates(cfg) == 1 or not clipped or not one:
                 continue
-            this = {**base, **{k: cfg[k] for k in ("epochs", "clip_low", "clip_high")}}
-            vs_one = K.paired(runs, "gain_easy", this, {**base, "epochs": 1})
+            this = {**base, **{k: cfg[k] for k in ("epochs", "minibatches", "clip_low", "clip_high")}}
+            vs_one = K.paired(runs, "gain_easy", this, {**base, "epochs": 1, "minibatches": 1})
             words = f"{_setting(cfg)} at lr {lr:g} {K.change(vs_one, 'it')} against μ = 1"
             diffs.append(vs_one)
-            unclipped = {**base, "epochs": cfg["epochs"], "clip_low": NO_CLIP[0], "clip_high": NO_CLIP[1]}
+            unclipped = {**base, "epochs": cfg["epochs"], "minibatches": cfg["minibatches"],
+                         "clip_low": NO_CLIP[0], "clip_high": NO_CLIP[1]}
             if len(A.select_rows(runs, **unclipped)):
                 vs_none = K.paired(runs, "gain_easy", this, unclipped)
                 words += f" and {K.change(vs_none, 'it')} against no clip"
@@ -291,31 +327,33 @@ def _trust_region(runs, by_lr):
 
 
 def _setting(cfg):
-    if cfg["epochs"] == 1:
+    if _updates(cfg) == 1:
         return "μ = 1"
+    passes = " and ".join(([f"μ = {cfg['epochs']:d}"] if cfg["epochs"] > 1 else [])
+                          + ([f"m = {cfg['minibatches']:d} minibatches"] if cfg["minibatches"] > 1 else []))
     if (cfg["clip_low"], cfg["clip_high"]) == NO_CLIP:
-        return f"μ = {cfg['epochs']:d} without the clip"
-    return f"μ = {cfg['epochs']:d}, ε {_epsilons(cfg)}"
+        return f"{passes} without the clip"
+    return f"{passes}, ε {_epsilons(cfg)}"
 
 
 def spurious_rewards(curves):
     """Exact pass@1 minus the reference's against the step, all prompts and easy ones (rows), one
     panel per lr, a line per (μ, clip) setting."""
     c = curves[curves["experiment"] == EXPERIMENT]
-    c, note = A.focus(c, ("lr", "epochs", "clip_low", "clip_high"))  # one method and reward: the first
+    c, note = A.focus(c, ("lr", "epochs", "minibatches", "clip_low", "clip_high"))  # one method, reward
     method, reward = c["method"].iloc[0], c["reward"].iloc[0]
     lrs = sorted(c["lr"].unique())
     levels = [("all", "all prompts"), (LEVEL_KEYS[-1], "easy prompts")]
     fig, axes = F.subplots(len(levels), len(lrs), height=4.2, sharex=True, sharey="row")
-    settings = list(dict.fromkeys(zip(c["epochs"], c["clip_low"], c["clip_high"])))
+    settings = list(dict.fromkeys(zip(c["epochs"], c["minibatches"], c["clip_low"], c["clip_high"])))
     for j, lr in enumerate(lrs):
         for i, (level, name) in enumerate(levels):
             ax = axes[i, j]
             ax.axhline(0, **style.REFERENCE, lw=1, label="reference (step 0)")
             here = c[(c["lr"] == lr) & (c["level"] == level)]
             start = here[here["step"] == 0]["pass1"].iloc[0]
-            for k, (mu, lo, hi) in enumerate(settings):
-                g = here[(here["epochs"] == mu) & (here["clip_low"] == lo) & (here["clip_high"] == hi)]
+            for k, (mu, m, lo, hi) in enumerate(settings):
+                g = A.select_rows(here, epochs=mu, minibatches=m, clip_low=lo, clip_high=hi)
                 s = A.over_seeds(g.assign(pass1=g["pass1"] - start), "step", "pass1")
                 F.line(
                     ax,
@@ -323,7 +361,8 @@ def spurious_rewards(curves):
                     s,
                     method,
                     **F.variant(k, len(settings)),
-                    label=_setting({"epochs": mu, "clip_low": lo, "clip_high": hi}),
+                    **({"marker": "o", "ms": 3, "markevery": 0.1} if m > 1 else {}),  # minibatches: dots
+                    label=_setting({"epochs": mu, "minibatches": m, "clip_low": lo, "clip_high": hi}),
                 )
             if j == 0:
                 ax.set_ylabel(name)

@@ -1,0 +1,203 @@
+"""The demo "PPO's clip, GSPO and CISPO": its table (en, zh), its figure and its claims.
+
+Where π has moved from the π_old that drew a batch (μ passes over it, or m minibatches of it,
+one update each), the policy loss decides what a moved answer weighs (rlvr/objective.py's
+POLICY_LOSSES): PPO's clipped surrogate zeroes an answer whose ratio left [1 − ε_low, 1 + ε_high]
+in its advantage's direction; GSPO clips the length-normalised ratio ρ^(1/|y|) (its paper's
+ε, 3e-4 / 4e-4, as the toy's answers are 100–1000 tokens); CISPO caps the weight and zeroes none.
+Every row averages an answer's tokens (seq-mean-token-mean, which GSPO needs) so that only the
+policy loss differs; with μ = m = 1 all three are one update, by construction. What each name
+below is: rlvr/demos/__init__.py.
+"""
+
+from .. import analysis as A
+from .. import claims as K
+from .. import figures as F
+from .. import render as R
+from .. import style
+from ..specs import TrainRow
+from ..text import number
+
+NUMBER = 18  # its place in the order; its table is demo18_policy_losses
+TITLE = "PPO's clip, GSPO and CISPO"
+SWITCHABLE = True
+FRAMES = ('runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+ROWS = True
+EXPERIMENT = "policy_losses"
+SHOWN = ("policy_loss", "epochs", "minibatches", "clip_low", "clip_high")
+
+_ROW = {"method": "grpo", "lr": 2.0, "loss_agg": "seq-mean-token-mean"}
+CONFIG = {
+    "help": "the policy loss (ppo, gspo, cispo) where π has moved from π_old: μ = 4 passes over a batch, "
+            "or m = 4 minibatches of it; one run per row x seed, rows as in training (grids allowed)",
+    "seeds": list(range(10)),
+    "rows": [
+        dict(_ROW),  # μ = m = 1: on-policy, every policy loss is this update
+        dict(_ROW, policy_loss=["ppo", "cispo"], epochs=4),
+        dict(_ROW, policy_loss="gspo", clip_low=3e-4, clip_high=4e-4, epochs=4),
+        dict(_ROW, policy_loss=["ppo", "cispo"], minibatches=4),
+        dict(_ROW, policy_loss="gspo", clip_low=3e-4, clip_high=4e-4, minibatches=4),
+    ],
+}
+
+TEXT = {
+    "en": {
+        "title": "Demo {number}: the policy loss where π has moved from π_old ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps, seq-mean-token-mean; mean ± s.e. over {n} seeds)",  # noqa: E501
+        "head": ["policy loss", "μ", "m", "ε_low / ε_high", "final pass@1", "Δ vs μ = m = 1",
+                 "entropy (nats)", "Δ vs μ = m = 1", "clipped"],
+        "note": [
+            "μ: passes over a batch; m: minibatches of it, one update each (each answer once a pass).",
+            "Δ: paired over seeds. clipped: share of (answer, update) pairs the clip acted on over the whole",
+            "run, zeroed (ppo, gspo) or capped (cispo); a batch's first update is on-policy, never clipped.",
+        ],
+    },
+    "zh": {
+        "title": "演示 {number}：π 偏离 π_old 之后的策略损失（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步，seq-mean-token-mean；{n} 个种子的平均 ± 标准误）",  # noqa: E501
+        "head": ["策略损失", "μ", "m", "ε_low / ε_high", "训练后 pass@1", "与 μ = m = 1 之差", "熵（nats）",
+                 "与 μ = m = 1 之差", "被裁剪"],
+        "note": [
+            "μ：一批数据上的遍数；m：一批分成的小批数，每个小批一次更新（每遍每个回答用一次）。差值按种子配对。",
+            "被裁剪：整个训练期间裁剪起作用的（回答, 更新）对所占比例，置零（ppo、gspo）或封顶（cispo）；",
+            "每批的第一次更新是同策略的，从不裁剪。",
+        ],
+    },
+}
+
+
+def _runs(frames):
+    """The demo's runs with their final entropy and the clip share over the whole run (None where
+    the results hold none)."""
+    runs = A.experiment_runs(frames, EXPERIMENT, ["entropy"])
+    if runs is None or "policy_loss" not in runs:
+        return None
+    c = frames["curves"]
+    c = c[(c["experiment"] == EXPERIMENT) & (c["level"] == "all") & (c["step"] > 0)]
+    keys = [k for k in TrainRow.COLUMNS if k in c] + ["seed"]
+    clip_run = c.groupby(keys)["clip_frac"].mean().rename("clip_run").reset_index()
+    return runs.merge(clip_run, on=keys, how="left")
+
+
+def _on_policy(runs):
+    """The μ = m = 1 runs (one update a batch: every policy loss's), or an empty frame."""
+    return A.select_rows(runs, epochs=1, minibatches=1)
+
+
+def _moved(runs):
+    """[(cfg, its runs)] of the settings with more than one update a batch, in the config's order."""
+    return [(cfg, g) for cfg, g, _ in A.configurations(runs, SHOWN) if cfg["epochs"] * cfg["minibatches"] > 1]
+
+
+def table(frames, L):
+    runs = _runs(frames)
+    if runs is None:
+        return None
+    base = _on_policy(runs)
+    base = A.select_rows(base, **{k: base[k].iloc[0] for k in SHOWN}) if len(base) else base
+    rows, n = [], []
+    for cfg, g, other in A.configurations(runs, SHOWN):
+        one = cfg["epochs"] * cfg["minibatches"] == 1
+        rows.append([
+            "any (one update)" if one else cfg["policy_loss"],
+            f"{cfg['epochs']}",
+            f"{cfg['minibatches']}",
+            "" if one else f"{number(cfg['clip_low'])} / {number(cfg['clip_high'])}",
+            A.pm(g["final_pass1"]),
+            "" if one else R.delta(g, base, "final_pass1", 4),
+            A.pm(g["entropy"]),
+            "" if one else R.delta(g, base, "entropy", 4),
+            f"{g['clip_run'].mean() * 100:.1f}%",
+            other,
+        ])
+        n.append(g["seed"].nunique())
+    head, rows = R.with_others(list(L["head"]), rows, L["other"])
+    return (R.title(L, runs.iloc[0], min(n)), [("", head, rows)], L["note"])
+
+
+def _words(cfg):
+    passes = f"μ = {cfg['epochs']}" if cfg["epochs"] > 1 else f"m = {cfg['minibatches']} minibatches"
+    return f"{cfg['policy_loss']} ({passes}, ε {number(cfg['clip_low'])} / {number(cfg['clip_high'])})"
+
+
+def claims(frames):
+    """What FINDINGS.md says of this demo, computed: each policy loss against one update a batch
+    (paired by seed), at μ passes and at m minibatches; the policy losses against each other at the
+    same μ and m; the share of pairs each one's clip acts on."""
+    runs = _runs(frames)
+    if runs is None or not len(_on_policy(runs)):
+        return []
+    one = {"epochs": 1, "minibatches": 1}
+    seeds = runs["seed"].nunique()
+    by_passes = {}  # (μ, m) -> [(cfg, Δ pass@1, Δ entropy)]
+    for cfg, _ in _moved(runs):
+        this = {k: cfg[k] for k in SHOWN}
+        by_passes.setdefault((cfg["epochs"], cfg["minibatches"]), []).append(
+            (cfg, K.paired(runs, "final_pass1", this, one), K.paired(runs, "entropy", this, one)))
+    out = []
+    for (mu, m), settings in by_passes.items():
+        key = f"mu{mu}" if m == 1 else f"m{m}"
+        parts = [f"{_words(cfg)} {K.change(p, 'the final pass@1', 4)} and "
+                 f"{K.change(h, 'the entropy', 4, ' nats')}" for cfg, p, h in settings]
+        out.append(K.Claim(key, "Against one update a batch, paired by seed: " + "; ".join(parts)
+                           + f" ({seeds} seeds)", tuple(d for _, p, h in settings for d in (p, h))))
+        pairs = []
+        for i, (a, _, _) in enumerate(settings):
+            for b, _, _ in settings[i + 1:]:
+                d = K.paired(runs, "final_pass1", {k: b[k] for k in SHOWN}, {k: a[k] for k in SHOWN})
+                pairs.append((a, b, d))
+        if pairs:
+            where = f"μ = {mu}" if m == 1 else f"m = {m} minibatches"
+            out.append(K.Claim(f"{key}_between", (
+                f"At {where}, the final pass@1 paired by seed: "
+                + "; ".join(f"{b['policy_loss']} {K.change(d, 'it', 4)} against {a['policy_loss']}"
+                            for a, b, d in pairs) + f" ({seeds} seeds)"), tuple(d for _, _, d in pairs)))
+    shares = "; ".join(f"{_words(cfg)} {g['clip_run'].mean():.1%}" for cfg, g in _moved(runs))
+    out.append(K.Claim("clip_share", "The share of (answer, update) pairs the clip acted on over the run "
+                       f"(zeroed by ppo and gspo, capped by cispo): {shares}", ()))
+    return out
+
+
+def policy_losses(curves):
+    """Exact pass@1 of each setting minus the same seed's one-update run (top) and the clip's share
+    (bottom) against the step; a column per way of moving π (μ passes, m minibatches), a line per
+    policy loss."""
+    from matplotlib.ticker import PercentFormatter
+
+    c, note = A.focus(curves[(curves["experiment"] == EXPERIMENT) & (curves["level"] == "all")],
+                      ("method", "lr", *SHOWN))
+    method = c["method"].iloc[0]
+    base = A.select_rows(c, epochs=1, minibatches=1)
+    moved = c[c["epochs"] * c["minibatches"] > 1]
+    columns = list(dict.fromkeys(zip(moved["epochs"], moved["minibatches"])))
+    losses = list(dict.fromkeys(moved["policy_loss"]))
+    fig, axes = F.subplots(2, max(len(columns), 1), height=4.2, sharex=True, sharey="row")
+    for j, (mu, m) in enumerate(columns):
+        here = A.select_rows(moved, epochs=mu, minibatches=m)
+        for k, loss in enumerate(losses):
+            run = here[here["policy_loss"] == loss]
+            if not len(run):
+                continue
+            lo, hi = run["clip_low"].iloc[0], run["clip_high"].iloc[0]
+            # a marker each: two losses may end on the same curve (ppo and gspo here), both seen
+            look = {**F.variant(k, len(losses)), "marker": style.MARKERS[k % len(style.MARKERS)], "ms": 3,
+                    "markevery": 0.1, "label": f"{loss}, ε {number(lo)} / {number(hi)}"}
+            if len(base):
+                s = A.over_seeds(A.paired(run, base, "pass1"), "step", "pass1")
+                F.line(axes[0, j], s.index, s, method, **look)
+            s = A.over_seeds(run[run["step"] > 0], "step", "clip_frac")
+            F.line(axes[1, j], s.index, s, method, **look)
+        axes[0, j].axhline(0, color="0.4", lw=0.8, zorder=1)
+        axes[0, j].set_title(f"μ = {mu} passes" if m == 1 else f"m = {m} minibatches")
+        axes[-1, j].set_xlabel("training step")
+    axes[0, 0].set_ylabel("Δ exact pass@1 vs one\nupdate a batch, same seed")
+    axes[1, 0].set_ylabel("(answer, update) pairs\nthe clip acted on")
+    axes[1, 0].yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    fig.suptitle(f"{style.label(method)}: the policy loss where π has moved from π_old "
+                 f"(mean over seeds, 95% band{note})", fontsize="medium")
+    F.legend_below(fig, axes[1, 0].get_legend_handles_labels()[0], ncol=3)
+    return fig
+
+
+# name -> (draw(frames) -> matplotlib Figure, the frames it needs)
+FIGURES = {
+    "policy_losses": (lambda f: policy_losses(f["curves"]), ("curves",)),
+}
