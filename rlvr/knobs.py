@@ -104,8 +104,9 @@ ROW_KNOBS = (
          "seed (a sampler-trainer precision mismatch); 0: none", {"type": "number", "minimum": 0},
          token="noise"),
     Knob("is_correction", "none", "how the update corrects for the sampler, with ρ = π_old(y)/π_sampler(y) "
-         "per answer: none, full (weight ρ), truncated (min(ρ, is_cap): verl's rollout_is) or masked "
-         "(ρ, and 0 where ρ leaves [1/is_cap, is_cap]: verl's rollout_rs)",
+         "per answer: none, full (weight ρ), truncated (min(ρ, is_cap): verl's rollout_is), masked "
+         "(ρ, and 0 where ρ leaves [1/is_cap, is_cap]: verl's rollout_rs) or masked_renorm (masked, and "
+         "the dropped answers leave the loss's count, as verl's rejection does)",
          {"type": "string", "registry": "importance.IS_CORRECTIONS"}, token="is"),
     Knob("is_cap", 2.0, "C of the truncated and masked corrections (verl rollout_is_threshold, default 2)",
          {"type": "number", "exclusiveMinimum": 1}, token="is_cap"),

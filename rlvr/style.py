@@ -21,7 +21,8 @@ PALETTES = {
 }
 assert set(PALETTES) == set(FAMILIES)
 # the corrections of off-policy rollouts (rlvr/objective.py), one colour each in every figure
-CORRECTIONS = {"none": "#6b6b6b", "full": "#2171b5", "truncated": "#d94801", "masked": "#6a51a3"}
+CORRECTIONS = {"none": "#6b6b6b", "full": "#2171b5", "truncated": "#d94801", "masked": "#6a51a3",
+               "masked_renorm": "#9e9ac8"}
 assert set(CORRECTIONS) == set(IS_CORRECTIONS)
 REFERENCE = {"color": "black", "ls": "--"}  # the step-0 policy, wherever it appears
 

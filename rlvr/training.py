@@ -27,7 +27,7 @@ import numpy as np
 
 from .estimators import ESTIMATORS, advantages
 from .exact import kl_gradient_columns
-from .importance import is_weights
+from .importance import IS_CORRECTIONS, is_weights
 from .kl import kl_estimate
 from .knobs import OPTIONAL
 from .metrics import crossover_ks, passk_columns
@@ -281,11 +281,14 @@ def estimate_advantages(row, b, r_adv, baseline, logp, C):
     return advantages(r_adv, method, baseline=baseline, pi=b.pi, offset=offset, logp=logp, n_correct=C)
 
 
-def loss_weights(obj, b, length, unit):
+def loss_weights(obj, b, length, unit, kept=None):
     """Each of the Batch b's answers' share of the loss under obj.loss_agg [R, G], or None where
     the loss weighs every answer 1 (the lecture's, whatever its length); token-mean's batch is
-    each seed's rows of one minibatch. length [P, M]: each answer's tokens; unit: the mean of them."""
-    if obj.loss_agg == "seq-mean-token-sum-norm":
+    each seed's rows of one minibatch. length [P, M]: each answer's tokens; unit: the mean of them.
+    kept [R, G] (masked_renorm): the answers a correction kept, the only ones counted, in tokens
+    (token-mean) or answers (seq-mean-token-mean), as verl's agg_loss after its rejection; None:
+    every answer counted."""
+    if obj.loss_agg == "seq-mean-token-sum-norm":  # a constant normaliser: nothing to count
         return None
     length_b = length[b.prompt_of[:, None], b.y]  # [R, G] tokens of each sampled answer
     gain = np.empty(length_b.shape)
@@ -294,6 +297,11 @@ def loss_weights(obj, b, length, unit):
         batch_tokens = np.bincount(b.seed_of, part.sum(axis=1), len(b.sizes))[b.seed_of, None]  # [R, 1]
         gain[:, mb] = aggregation_weights(obj.loss_agg, part, batch_tokens,
                                           b.sizes[b.seed_of, None] * part.shape[1], unit)
+        if kept is not None:  # the count of the whole minibatch over the count of its kept part
+            counted = part if obj.loss_agg == "token-mean" else np.ones(part.shape)
+            per_seed = [np.bincount(b.seed_of, (counted * k).sum(axis=1), len(b.sizes))
+                        for k in (1.0, kept[:, mb])]  # [S] each: all, kept
+            gain[:, mb] *= (per_seed[0] / np.maximum(per_seed[1], 1))[b.seed_of, None]
     return gain
 
 
@@ -493,7 +501,8 @@ def train_seeds(task, row):
             if off_policy:
                 A = A * w
             # update
-            gain = loss_weights(obj, b, length, unit)  # [R, G] or None
+            renormalise = off_policy and IS_CORRECTIONS[row.is_correction].renormalise
+            gain = loss_weights(obj, b, length, unit, kept=w > 0 if renormalise else None)  # [R, G] or None
             z, clipped, shift = update_policy(z, b, A, ref_y, gain, obj, row.lr, shared, length)
             if not np.isfinite(z).all():  # k2/k3 grow without bound where π(y) ≪ π_ref(y)
                 bad = seeds[b.seed_of[~np.isfinite(z).all(axis=1)][0]]

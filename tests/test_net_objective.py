@@ -466,9 +466,9 @@ def test_an_off_policy_correction_weighs_each_answer_or_each_token_by_hand():
              "truncated": (np.minimum(rho_seq, 2.0), np.minimum(rho_tok, 2.0)),
              "masked": (kept(rho_seq), kept(rho_tok))}
     for correction, (w_seq, w_tok) in cases.items():
-        np.testing.assert_allclose(correct_advantages(A, old, sampler, mask, correction, 2.0, "sequence"),
+        np.testing.assert_allclose(correct_advantages(A, old, sampler, mask, correction, 2.0, "sequence")[0],
                                    A * w_seq, rtol=1e-12)
-        np.testing.assert_allclose(correct_advantages(A, old, sampler, mask, correction, 2.0, "token"),
+        np.testing.assert_allclose(correct_advantages(A, old, sampler, mask, correction, 2.0, "token")[0],
                                    A[..., None] * w_tok, rtol=1e-12)
     assert 0 < (rho_seq > 2).mean() < 1 and 0 < (rho_tok > 2).mean() < 1  # both sides of the cap occur
 
@@ -542,3 +542,26 @@ def test_minibatches_on_the_network_clip_only_after_the_first_and_pack_bit_for_b
     assert not all(torch.equal(one["params"][k], alone["params"][k]) for k in one["params"])
     with pytest.raises(ValueError, match="loss_agg"):
         train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=1, obj=Objective(policy_loss="gspo"))
+
+
+def test_masked_renorm_on_the_network_divides_by_what_it_kept(micro):
+    """kept_share by hand: tokens under token-mean, answers under seq-mean-token-mean, 1 under
+    seq-mean-token-sum-norm; a run under token-mean parts from masked's after the lag, under the
+    default aggregation is masked's bit for bit; per token it is refused."""
+    from rlvr.net.train import kept_share
+
+    mask = token_mask(torch.tensor([[[2, 3], [1, 4]]]), 4)  # [E=1, n=2, g=2, L=4]
+    kept = np.array([[[True, False], [True, True]]])
+    np.testing.assert_allclose(kept_share(mask, kept, "token-mean"), [10 / 7])
+    np.testing.assert_allclose(kept_share(mask, kept, "seq-mean-token-mean"), [4 / 3])
+    np.testing.assert_allclose(kept_share(mask, kept, "seq-mean-token-sum-norm"), [1.0])
+    ttask, base = micro
+    run = dict(start=base, n=4, G=4, lr=0.1, optimizer="sgd", record_every=4, steps=4, sampler_lag=2)
+    seq = {c: train(MICRO, ttask, [(0, 0)], "grpo", correction=(c, 1.2, "sequence"), **run)
+           for c in ("masked", "masked_renorm")}
+    assert all(torch.equal(seq["masked"]["params"][k], seq["masked_renorm"]["params"][k]) for k in base)
+    tok = {c: train(MICRO, ttask, [(0, 0)], "grpo", correction=(c, 1.2, "sequence"),
+                    obj=Objective(loss_agg="token-mean"), **run) for c in ("masked", "masked_renorm")}
+    assert not np.array_equal(tok["masked"]["probs"][-1], tok["masked_renorm"]["probs"][-1])
+    with pytest.raises(ValueError, match="drops whole answers: set is_level: sequence"):
+        train(MICRO, ttask, [(0, 0)], "grpo", correction=("masked_renorm", 2.0, "token"), **run)

@@ -232,3 +232,44 @@ def test_where_a_correction_loses_most_is_named_only_when_resolved():
     assert text.startswith("it loses most on the medium and hard prompts") and not diffs[1].resolved
     text, diffs = _most_lost({"easy": noise, "hard": noise * 2})
     assert text == "it loses resolvably on no level" and diffs == []
+
+
+def test_masked_renorm_counts_only_the_answers_it_kept_as_verls_rejection_does():
+    """masked_renorm weighs as masked does; the loss's count leaves out what it dropped: under
+    token-mean each seed's minibatch divides by its kept answers' tokens, under seq-mean-token-mean
+    by its kept answers, and seq-mean-token-sum-norm's constant normaliser is unchanged (verl
+    b178a3c agg_loss), by hand on two seeds' rows; in training, bit for bit masked's there."""
+    from rlvr.training import Batch, loss_weights
+
+    np.testing.assert_array_equal(is_weights(np.array([0.1, 1.0, 3.0]), "masked_renorm", 2.0), [0, 1.0, 0])
+    length = np.array([[2, 4, 6, 8]] * 3)  # [P, M] tokens of each answer
+    y = np.array([[0, 1, 2, 3], [3, 3, 0, 1], [1, 2, 2, 0]])  # [R, G]: rows 0, 1 seed 0; row 2 seed 1
+    b = Batch(np.array([0, 0, 1]), np.array([0, 1, 2]), None, y, None, np.array([2, 1]))
+    kept = np.array([[True, False, True, True], [False, False, True, True], [True, True, False, True]])
+    unit = 5.0
+    tokens = length[0][y]  # [R, G]
+    for agg in ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"):
+        obj = Objective(loss_agg=agg)
+        plain, renorm = loss_weights(obj, b, length, unit), loss_weights(obj, b, length, unit, kept)
+        if agg == "seq-mean-token-sum-norm":
+            assert plain is None and renorm is None
+            continue
+        if agg == "token-mean":  # N·unit / (tokens of the kept answers), per seed
+            kept_tokens = np.array([(tokens[:2] * kept[:2]).sum()] * 2 + [(tokens[2] * kept[2]).sum()])
+            expected = np.array([8, 8, 4])[:, None] * unit / kept_tokens[:, None] * np.ones((3, 4))
+        else:  # unit/|y| times the answers over the kept answers, per seed
+            share = np.array([8 / 5, 8 / 5, 4 / 3])
+            expected = unit / tokens * share[:, None]
+        np.testing.assert_allclose(renorm, expected, rtol=1e-14)
+        assert not np.allclose(renorm, plain)
+    task = make_task(P=20, M=6, seed=2)
+    same = train_seeds(task, make_row("grpo", 15, 8, 8, 2.0, [0, 1], sampler_lag=3, sampler_noise=1.0,
+                                      is_correction="masked_renorm", is_cap=1.5))
+    masked = train_seeds(task, make_row("grpo", 15, 8, 8, 2.0, [0, 1], sampler_lag=3, sampler_noise=1.0,
+                                        is_correction="masked", is_cap=1.5))
+    for a, c in zip(masked, same):
+        np.testing.assert_array_equal(a["logits"], c["logits"])
+    token = {c: train_seeds(task, make_row("grpo", 15, 8, 8, 2.0, [0, 1], sampler_lag=3, sampler_noise=1.0,
+                                           is_correction=c, is_cap=1.5, loss_agg="token-mean"))
+             for c in ("masked", "masked_renorm")}
+    assert not np.array_equal(token["masked"][0]["logits"], token["masked_renorm"][0]["logits"])

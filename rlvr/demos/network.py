@@ -36,6 +36,7 @@ def check_section(section, task, checks):
     that needs a learned V or the policy over all answers), group sizes that suit it, no KL in
     the reward for an estimator that reads correctness off it, sizes that fit, no row twice."""
     from ..estimators import ESTIMATORS
+    from ..importance import IS_CORRECTIONS
     from ..knobs import expand_rows
     from ..net.specs import NET_FIELDS, NET_KNOBS, READ, net_budget
     from ..objective import Objective
@@ -69,6 +70,9 @@ def check_section(section, task, checks):
         checks.need(row["minibatches"] <= (row["G"] or section["G"]), keys["minibatches"],
                     f"{row['minibatches']} minibatches of a group of G = {row['G'] or section['G']} answers; "
                     "at most G")
+        checks.need(not (IS_CORRECTIONS[row["is_correction"]].renormalise and row["is_level"] != "sequence"),
+                    keys["is_level"], f"is_correction {row['is_correction']!r} drops whole answers: "
+                    "set is_level: sequence")
         in_reward = objective.kl_in_reward
         checks.need(not (in_reward and "correctness" in getattr(ESTIMATORS.get(method), "needs", ())),
                     keys["row"], f"{method!r} reads each answer's correctness off its reward, which a KL "

@@ -128,7 +128,7 @@ def _sampler(L, cfg):
     return L["on_policy"]
 
 
-CAPPED = ("truncated", "masked")  # the corrections that read is_cap
+CAPPED = ("truncated", "masked", "masked_renorm")  # the corrections that read is_cap
 REINFORCE = "none"  # the estimator whose exact part is shown beside the trained one's
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from ..estimators import ESTIMATORS, advantages
-from ..importance import is_weights
+from ..importance import IS_CORRECTIONS, is_weights
 from ..kl import kl_estimate
 from ..objective import Objective, minibatch_columns
 from ..rewards import REWARDS
@@ -35,7 +35,7 @@ OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}  # rlvr/net/spec
 BATCH_STATS = ("reward", "reward_zero_std", "clip_share", "length")  # per step and model (train_step)
 
 
-def check(method, obj, optimizer, reward="verifier"):
+def check(method, obj, optimizer, reward="verifier", correction=("none", 2.0, "sequence")):
     """ValueError for what this trainer cannot run yet (or ever)."""
     obj.check()
     if obj.policy_loss not in TOKEN_POLICY_LOSSES:
@@ -51,6 +51,8 @@ def check(method, obj, optimizer, reward="verifier"):
         raise ValueError(f"method {method!r} reads correctness off the reward: no KL in the reward")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer {optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
+    if IS_CORRECTIONS[correction[0]].renormalise and correction[2] != "sequence":
+        raise ValueError(f"is_correction {correction[0]!r} drops whole answers: set is_level: sequence")
 
 
 def _token_logp(params, cfg, prompts, answers, shape):
@@ -62,11 +64,25 @@ def correct_advantages(A, logp_old, logp_sampler, mask, correction, cap, level):
     """The advantages A [E, n, G] of answers a stale sampler drew, weighed by is_weights of
     ρ = π_old/π_sampler (rlvr/importance.py): per answer, ρ = Π_t ρ_t over its tokens (level
     "sequence") -> [E, n, G]; or per token, each token's ρ_t (level "token", verl b178a3c's
-    rollout_is="token") -> [E, n, G, L]. logp_old, logp_sampler: [E, n, G, L]; mask: its tokens."""
+    rollout_is="token") -> [E, n, G, L]. logp_old, logp_sampler: [E, n, G, L]; mask: its tokens.
+    Returns (the weighed advantages, the weights)."""
     ell = np.where(mask, np.asarray(logp_old, float) - np.asarray(logp_sampler, float), 0.0)  # log ρ_t
     if level == "sequence":
-        return A * is_weights(np.exp(ell.sum(axis=-1)), correction, cap)
-    return A[..., None] * is_weights(np.exp(ell), correction, cap)
+        w = is_weights(np.exp(ell.sum(axis=-1)), correction, cap)
+        return A * w, w
+    w = is_weights(np.exp(ell), correction, cap)
+    return A[..., None] * w, w
+
+
+def kept_share(mask, kept, loss_agg):
+    """[E] the count of each model's minibatch over the count of the answers a correction kept
+    (masked_renorm, verl's rejection): in tokens under token-mean, in answers under
+    seq-mean-token-mean, 1 under seq-mean-token-sum-norm (a constant normaliser). mask:
+    [E, n, g, L] the answers' tokens; kept: [E, n, g] bool."""
+    if loss_agg == "seq-mean-token-sum-norm":
+        return np.ones(len(kept))
+    counted = np.asarray(mask).sum(axis=-1) if loss_agg == "token-mean" else np.ones(kept.shape)  # [E, n, g]
+    return counted.sum(axis=(1, 2)) / np.maximum((counted * kept).sum(axis=(1, 2)), 1)
 
 
 def pay(reward, ttask, params, cfg, prompts, y, reward_gens):
@@ -126,8 +142,11 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
     if sampler is not None:  # off-policy: weigh what the stale sampler drew ([E, n, G] or [E, n, G, L])
         with torch.no_grad():
             logp_sampler = _token_logp(sampler, cfg, seq_prompts, seq_answers, tokens.shape)
-        A = correct_advantages(A, logp_old.double().numpy(), logp_sampler.double().numpy(), mask.numpy(),
-                               *correction)
+        A, w = correct_advantages(A, logp_old.double().numpy(), logp_sampler.double().numpy(), mask.numpy(),
+                                  *correction)
+        kept = w > 0 if IS_CORRECTIONS[correction[0]].renormalise else None  # [E, n, G] (level sequence)
+    else:
+        kept = None
     loss_obj = obj._replace(kl_beta=0.0) if obj.kl_in_reward else obj
     # μ passes over this batch in m minibatches of every group's answers; the first is on-policy (ρ = 1)
     parts = minibatch_columns(G, obj.minibatches)
@@ -145,6 +164,8 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
             logp = logp[:, :, mb]
         loss, clipped = token_loss(logp, logp_old[:, :, mb], A[:, :, mb], mask[:, :, mb], loss_obj,
                                    None if logp_ref is None else logp_ref[:, :, mb], norm)
+        if kept is not None:  # the dropped answers leave the loss's count
+            loss = loss * torch.from_numpy(kept_share(mask[:, :, mb], kept[:, :, mb], loss_obj.loss_agg))
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()  # each model's loss has only its own parameters
         opt.step()
@@ -170,7 +191,7 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
     (is_correction, is_cap, is_level: correct_advantages).
     """
     obj = Objective() if obj is None else obj
-    check(method, obj, optimizer, reward)
+    check(method, obj, optimizer, reward, correction)
     E = len(keys)
     if start is None:
         start = init_params(cfg, keys)
