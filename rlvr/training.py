@@ -54,11 +54,14 @@ _CURVE_FIELDS = [(f, t) for m in CURVES for f, t in ((m, float), (f"{m}_by_level
 # pass1 and pass1_by_level stay at positions 1 and 4: the lecture script reads rec[1] and rec[4]
 Record = NamedTuple("Record", [("step", int), _CURVE_FIELDS[0], ("mean_reward", float),
                                ("zero_signal_frac", float), _CURVE_FIELDS[1], ("answers", int),
-                               *_CURVE_FIELDS[2:]])
+                               *_CURVE_FIELDS[2:], ("reward_std", float), ("adv_abs", float)])
 Record.__doc__ = """One seed at one evaluation step: step; mean_reward, the mean reward of the groups
 used this step (offset included; NaN at step 0); zero_signal_frac, the share of this step's sampled
-groups whose G rewards are all equal; answers, the answers sampled so far, kept or not; and for every
-metric m of CURVES, m (overall) and m_by_level [n_levels]."""
+groups whose G rewards are all equal; answers, the answers sampled so far, kept or not; for every
+metric m of CURVES, m (overall) and m_by_level [n_levels]; reward_std, the std of this step's
+rewards over its answers, and adv_abs, the mean |advantage| of its answers (NaN at step 0)."""
+# the step's batch statistics a record holds (Record), written on a curve's "all" rows
+BATCH_CURVES = ("mean_reward", "reward_std", "zero_signal_frac", "adv_abs")
 
 
 class Batch(NamedTuple):
@@ -250,6 +253,15 @@ def mean_rewards(b, max_rounds):
     return [r_s.mean() if len(r_s) else np.nan for r_s in np.split(b.r, np.cumsum(b.sizes)[:-1])]
 
 
+def spread_stats(b, A):
+    """Per seed [S] of the Batch b's rows: the std of its rewards over its answers and the mean
+    |A| of its advantages A [R, G] (NaN for a seed whose dynamic sampling kept no group)."""
+    cuts = np.cumsum(b.sizes)[:-1]
+    parts = list(zip(np.split(b.r, cuts), np.split(A, cuts)))
+    return ([r_s.std() if len(r_s) else np.nan for r_s, _ in parts],
+            [np.abs(a_s).mean() if len(a_s) else np.nan for _, a_s in parts])
+
+
 def old_log_probs(z, b, ref_logp, obj, reads_logp):
     """log π_old(y) and log π_ref(y) of the Batch b's answers from π_old's logits z [R, M]:
     ([R, G] or None, [R, G] or None). log π_old is taken for a KL in the reward or an
@@ -389,12 +401,14 @@ def curve_values(stats, updated, level, n_levels, per_row):
             "length_correct": (len_c, len_c_level), "length_wrong": (len_w, len_w_level)}
 
 
-def records(step, curves, mean_reward, zero_frac, answers):
+def records(step, curves, mean_reward, zero_frac, answers, spread):
     """One Record per seed: the step, the step's mean reward [S], share of groups without a
-    signal [S], answers so far [S] and the curves ({metric: ([S], [S, n_levels])}, curve_values)."""
+    signal [S], answers so far [S], the curves ({metric: ([S], [S, n_levels])}, curve_values) and
+    the step's (reward std [S], mean |A| [S]) (spread_stats)."""
     S = len(answers)
     columns = {"step": [step] * S, "mean_reward": [float(x) for x in mean_reward],
-               "zero_signal_frac": [float(x) for x in zero_frac], "answers": [int(x) for x in answers]}
+               "zero_signal_frac": [float(x) for x in zero_frac], "answers": [int(x) for x in answers],
+               "reward_std": [float(x) for x in spread[0]], "adv_abs": [float(x) for x in spread[1]]}
     for metric in CURVES:
         overall, by_level = curves[metric]
         columns[metric], columns[f"{metric}_by_level"] = [float(x) for x in overall], list(by_level)
@@ -470,8 +484,9 @@ def train_seeds(task, row):
     stale = np.zeros((S, P), bool)  # rows whose logits moved since stats were last computed
     updated = []  # ((seed, level) cell [R], answers the clip zeroed [R]) of each update since the last record
     per_row = G * obj.epochs  # (answer, update) pairs of a batch row: each answer once per epoch
+    nothing = np.full(S, np.nan)
     history = [[rec] for rec in records(0, curve_values(stats, updated, level, n_levels, per_row),
-                                        np.full(S, np.nan), np.full(S, np.nan), np.zeros(S, int))]
+                                        nothing, nothing, np.zeros(S, int), (nothing, nothing))]
     groups, zero_groups, kept_groups, answers = (np.zeros(S, int) for _ in range(4))
     zero_pred = np.zeros(S)  # Σ P(all G rewards equal) over the groups drawn
     for step in range(1, row.steps + 1):
@@ -520,7 +535,8 @@ def train_seeds(task, row):
             curves = curve_values(stats, updated, level, n_levels, per_row)
             updated.clear()
             mean_reward = mean_rewards(b, row.max_rounds)  # [S]
-            for s, rec in enumerate(records(step, curves, mean_reward, zero / drawn, answers)):
+            spread = spread_stats(b, A) if len(b.prompt_of) else (nothing, nothing)  # [S] each
+            for s, rec in enumerate(records(step, curves, mean_reward, zero / drawn, answers, spread)):
                 history[s].append(rec)
     return [
         {
@@ -608,6 +624,10 @@ def row_columns(task, row):
         curve.update({"seed": repeated(seed, n), "step": np.repeat(steps, len(names)),
                       "answers": np.repeat(answers, len(names)), "level": names * len(steps)})
         curve.update({metric: values.ravel() for metric, values in curves.items()})
+        # the step's batch statistics: batch-wide, on the "all" rows (NaN on a level's)
+        on_all = np.array(names * len(steps)) == "all"
+        curve.update({stat: np.where(on_all, np.repeat([getattr(rec, stat) for rec in out["history"]],
+                                                         len(names)), np.nan) for stat in BATCH_CURVES})
         exact = passk_columns(out["logits"], task, row.k)
         passk = {k: repeated(v, len(exact["k"])) for k, v in ident.items()}
         passk["seed"] = repeated(seed, len(exact["k"]))

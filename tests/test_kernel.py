@@ -208,3 +208,29 @@ def test_where_the_mass_went_is_the_final_policy_against_the_reference():
             assert np.isclose(summary[f"fell_frac_{name}"][i], np.mean(pi[level, 0] < ref[level, 0]), rtol=0)
             assert np.isclose(summary[f"top_wrong_{name}"][i], pi[level, 1:].max(axis=1).mean(), rtol=1e-12)
     assert max(summary["fell_frac_very_hard"]) > 0  # NSR at lr 8 lowers some very hard prompts' π(correct)
+
+
+def test_a_records_batch_statistics_are_its_steps():
+    """With 0/1 rewards a batch's reward std over its answers is sqrt(m(1 − m)) of its mean m, and
+    with GRPO at G = 2 every answer of a group with both rewards different has |A| = 1 (up to the
+    std's ε) and of one without a signal 0, so the mean |A| is 1 − the zero-signal share; the
+    curve file holds them on the "all" rows only (NaN on a level's and at step 0)."""
+    import dataclasses
+
+    import pandas as pd
+
+    from rlvr.training import BATCH_CURVES, make_row, row_columns, train
+
+    task = make_task(P=40, M=6, seed=1)
+    out = train(task, "grpo", 12, 8, 2, 2.0, [0, 1, 2], eval_every=1)
+    recs = [rec for o in out for rec in o["history"][1:]]
+    for rec in recs:
+        m = rec.mean_reward
+        assert abs(rec.reward_std - np.sqrt(m * (1 - m))) < 1e-12, rec
+        assert abs(rec.adv_abs - (1 - rec.zero_signal_frac)) < 1e-3, rec
+    assert len({rec.adv_abs for rec in recs}) > 1  # the steps differ
+    row = dataclasses.replace(make_row("grpo", 4, 8, 2, 2.0, [0], eval_every=2), k=(1,))
+    curve = pd.DataFrame(row_columns(task, row)[1])
+    on_all = (curve["level"] == "all") & (curve["step"] > 0)
+    assert curve.loc[on_all, list(BATCH_CURVES)].notna().all().all()
+    assert curve.loc[~on_all, list(BATCH_CURVES)].isna().all().all()

@@ -396,7 +396,7 @@ def test_training_reruns_and_packs_give_the_same_bits_and_learn(micro):
         assert np.array_equal(packed[name][:, 1:], alone[name]), name
     assert np.array_equal(packed["probs"][:, 1:], alone["probs"])
     assert all(torch.equal(packed["params"][k][1:], alone["params"][k]) for k in alone["params"])
-    assert not np.array_equal(packed["reward"][:, 0], packed["reward"][:, 1])  # their own samples
+    assert not np.array_equal(packed["mean_reward"][:, 0], packed["mean_reward"][:, 1])  # their own samples
     out = train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=30, n=8, G=8, lr=3e-3, record_every=30)
     assert out["pass1"][-1, 0] > out["pass1"][0, 0] + 0.2, out["pass1"]  # measured 0.36 -> 0.84
     with pytest.raises(ValueError, match="needs baseline"):
@@ -445,7 +445,7 @@ def test_a_random_reward_trains_the_network_on_the_answers_the_verifier_would_ha
     paid = {reward: train(MICRO, ttask, [(0, 0)], "grpo", reward=reward, **run)
             for reward in ("verifier", "random_half")}
     assert paid["verifier"]["length"][0, 0] == paid["random_half"]["length"][0, 0]
-    assert abs(paid["random_half"]["reward"].mean() - 0.5) < 4 * 0.5 / np.sqrt(20 * 64)
+    assert abs(paid["random_half"]["mean_reward"].mean() - 0.5) < 4 * 0.5 / np.sqrt(20 * 64)
     with pytest.raises(ValueError, match="reward 'oracle'; allowed: verifier"):
         train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=1, reward="oracle")
 

@@ -117,6 +117,7 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
         tables, _ = row_columns(task, job, start)
         for kind in NET_FILES:
             assert same_table(io.read_arrow(results / f"{job.path}.{kind}.parquet"), pa.table(tables[kind]))
+        assert set(tables["batch"]["reward"]) == {job.reward}  # the row's reward function, not a statistic
     code = lambda stage, methods=(): codeversion.code_version(stage, tuple(methods))  # noqa: E731
     steps = binding.plan(cfg, [], [], [], code) | plan_steps(base_spec, jobs, code)
     ids = binding.identities(steps)

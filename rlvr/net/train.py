@@ -32,7 +32,8 @@ from .tokens import candidate_index
 SAMPLE_STREAM = 2  # a model's sampling generator is generator((*key, SAMPLE_STREAM))
 REWARD_STREAM = 3  # a random reward's uniforms: generator((*key, REWARD_STREAM)), the answers left alone
 OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}  # rlvr/net/specs.py names them
-BATCH_STATS = ("reward", "reward_zero_std", "clip_share", "length")  # per step and model (train_step)
+# per step and model (train_step); not "reward", the name of the row's reward function in its files
+BATCH_STATS = ("mean_reward", "reward_zero_std", "clip_share", "length")
 
 
 def check(method, obj, optimizer, reward="verifier", correction=("none", 2.0, "sequence")):
@@ -171,7 +172,7 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
         opt.step()
         clipped_tokens += clipped.sum(dim=(1, 2, 3))
     clip_share = clipped_tokens / (mask.sum(dim=(1, 2, 3)) * obj.epochs)
-    return {"reward": r.mean(axis=(1, 2)), "reward_zero_std": (r.std(axis=2) == 0).mean(axis=1),
+    return {"mean_reward": r.mean(axis=(1, 2)), "reward_zero_std": (r.std(axis=2) == 0).mean(axis=1),
             "clip_share": clip_share.numpy(), "length": lengths.double().mean(dim=(1, 2)).numpy()}
 
 
