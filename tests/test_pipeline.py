@@ -221,6 +221,23 @@ def test_no_temporary_files_are_left(tiny_run):
     assert not [p for p in (tiny_run / "results").rglob("*") if p.name.endswith(".tmp") or ".tmp." in p.name]
 
 
+def test_the_html_report_builds_with_every_demos_figures(tiny_run, tmp_path):
+    """`snakemake --report` (README) on a finished project: every figure of every demo asked for
+    is in it, with its caption, and nothing under results/ changes."""
+    from rlvr.config import asked, load_config
+
+    before = snapshot(tiny_run / "results")
+    out = tmp_path / "report.html"
+    # the profile's report-metadata path is the project's, relative: absolute here, as --directory moves
+    snakemake(tiny_run, "--report", str(out), "--report-metadata",
+              str(REPO / "profiles" / "default" / "report_metadata.yaml"))
+    html = out.read_text(errors="replace")
+    for demo in asked(load_config(TINY)):
+        for name in demo.figures:
+            assert f"{name}.png" in html, name
+    assert snapshot(tiny_run / "results") == before
+
+
 def test_second_run_does_nothing(tiny_run):
     """... and imports no pandas (0.3 s of a no-op: Snakemake's params comparison would)."""
     before = snapshot(tiny_run / "results")

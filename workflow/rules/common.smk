@@ -216,19 +216,21 @@ def figure_path(name, fmt):
     return f"{RESULTS}/figures/{name}.{fmt}"
 
 
-def render_outputs(demo):
+def render_outputs(demo, in_report=True):
     """A demo's rendering job's outputs: its tables (the HTML one also in the report, under the
     demo's heading beside its figures), its claims, and each figure as PNG (in the report, with
-    its caption) and PDF, for papers."""
+    its caption) and PDF, for papers. in_report=False: the plain paths (rule all's inputs: a
+    caption's path is read relative to the file that calls report(), which must be a rule's)."""
     outputs = []
     for suffix in [*TABLE_FORMATS, CLAIMS]:
         path = table_path(demo, suffix)
-        if suffix == ".html":
+        if suffix == ".html" and in_report:
             path = report(path, caption="../report/table.rst", category=demo.category)
         outputs.append(path)
     for name in demo.figures:
-        caption = f"../report/{name}.rst"
-        png = report(figure_path(name, "png"), caption=caption, category=demo.category)
+        png = figure_path(name, "png")
+        if in_report:
+            png = report(png, caption=f"../report/{name}.rst", category=demo.category)
         outputs += [png, figure_path(name, "pdf")]
     return outputs
 
@@ -348,7 +350,7 @@ def final_outputs():
         # clean`, by hand) under an aggregate that still stands would otherwise be neither made
         # again nor missed
         *(f"{RESULTS}/{name}.parquet" for name in PLAN),
-        *(path for demo in ASKED for path in render_outputs(demo)),
+        *(path for demo in ASKED for path in render_outputs(demo, in_report=False)),
         f"{RESULTS}/tables/all.txt",
         f"{RESULTS}/claims.md",
         *MANIFESTS,
