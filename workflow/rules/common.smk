@@ -216,22 +216,21 @@ def figure_path(name, fmt):
     return f"{RESULTS}/figures/{name}.{fmt}"
 
 
-def render_outputs(demo, in_report=True):
-    """A demo's rendering job's outputs: its tables (the HTML one also in the report, under the
-    demo's heading beside its figures), its claims, and each figure as PNG (in the report, with
-    its caption) and PDF, for papers. in_report=False: the plain paths (rule all's inputs: a
-    caption's path is read relative to the file that calls report(), which must be a rule's)."""
+def render_outputs(demo):
+    """A demo's rendering job's outputs, each with its report caption (None: not in the report):
+    its tables (the HTML one in the report, under the demo's heading beside its figures), its
+    claims, and each figure as PNG (in the report, with its caption) and PDF, for papers. The
+    rule wraps them in report(), whose caption paths are read relative to the rule's file.
+    """
     outputs = []
     for suffix in [*TABLE_FORMATS, CLAIMS]:
-        path = table_path(demo, suffix)
-        if suffix == ".html" and in_report:
-            path = report(path, caption="../report/table.rst", category=demo.category)
-        outputs.append(path)
+        caption = "../report/table.rst" if suffix == ".html" else None
+        outputs.append((table_path(demo, suffix), caption))
     for name in demo.figures:
-        png = figure_path(name, "png")
-        if in_report:
-            png = report(png, caption=f"../report/{name}.rst", category=demo.category)
-        outputs += [png, figure_path(name, "pdf")]
+        outputs += [
+            (figure_path(name, "png"), f"../report/{name}.rst"),
+            (figure_path(name, "pdf"), None),
+        ]
     return outputs
 
 
@@ -350,7 +349,7 @@ def final_outputs():
         # clean`, by hand) under an aggregate that still stands would otherwise be neither made
         # again nor missed
         *(f"{RESULTS}/{name}.parquet" for name in PLAN),
-        *(path for demo in ASKED for path in render_outputs(demo, in_report=False)),
+        *(path for demo in ASKED for path, _ in render_outputs(demo)),
         f"{RESULTS}/tables/all.txt",
         f"{RESULTS}/claims.md",
         *MANIFESTS,

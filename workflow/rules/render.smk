@@ -10,7 +10,14 @@ for demo in ASKED:
         input:
             **inputs,
         output:
-            render_outputs(demo),
+            [
+                (
+                    report(path, caption=caption, category=demo.category)
+                    if caption
+                    else path
+                )
+                for path, caption in render_outputs(demo)
+            ],
             checksums=checksums(f"render_{demo.name}"),
         log:
             f"{LOGS}/render_{demo.name}.log",
