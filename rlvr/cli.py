@@ -410,6 +410,12 @@ def build_parser():
     s.add_argument("--check", action="store_true",
                    help="with --doc: fail if a quoted claim differs, change nothing")
     s.set_defaults(fn=cmd_claims)
+
+    s = sub.add_parser("lecture", help="run the lecture's script (examples/lecture_01_grpo.py) on rlvr: its "
+                       "four demos, printed in Chinese as the lecture has them or in English")
+    s.add_argument("--lang", choices=("zh", "en"), default="zh",
+                   help="zh: the script's own output; en: each line translated (rlvr/lecture.py)")
+    s.set_defaults(fn=lambda a: __import__("rlvr.lecture", fromlist=["run"]).run(a.lang))
     return p
 
 

@@ -62,7 +62,22 @@ def test_restored_script_is_the_lecture():
 
 @pytest.mark.slow
 def test_lecture_script_runs_on_rlvr():
+    """The lecture's script runs on rlvr; its English (`python -m rlvr lecture --lang en`) is the
+    same lines with the same numbers, and no Chinese left."""
+    import re
+
+    from rlvr.lecture import CJK, translate
+
     out = run([PYTHON, str(REPO / "examples" / "lecture_01_grpo.py")]).stdout
     for title in ("演示 1", "演示 2", "演示 3", "演示 4"):
         assert title in out
     assert out.count("GRPO / 真实梯度") == 4
+    english = translate(out)
+    assert not CJK.search(english) and english.count("\n") == out.count("\n")
+    for title in ("Demo 1", "Demo 2", "Demo 3", "Demo 4"):
+        assert title in english
+    numbers = re.compile(r"\d+\.\d+")  # every printed value, in order
+    assert numbers.findall(english) == numbers.findall(out) and len(numbers.findall(out)) > 100
+    with pytest.raises(ValueError, match="cannot translate: '  新的一行'"):
+        translate("  新的一行\n")
+    assert "--lang {zh,en}" in run([PYTHON, "-m", "rlvr", "lecture", "--help"]).stdout
