@@ -789,6 +789,8 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
 
     n_methods = len(gradstat_jobs(cfg))
     w = max(len(demo.name) for demo in DEMOS)  # the names in one column, the longest's too
+    # each experiment by its demo's section name (dynamic sampling's rows are experiment "dynamic")
+    section = {getattr(demo.module, "EXPERIMENT", demo.name): demo.name for demo in DEMOS}
     lines = [f"{'gradient_stats':<{w}} {len(gradstat_cases(cfg)):3d} cases of {n_methods:2d} methods"
              f"{'':11}{jobs('gradient_stats', n_methods)}" if cfg["gradient_stats"]["enabled"]
              else f"{'gradient_stats':<{w}} off"]
@@ -797,12 +799,13 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
         seeds = {len(r.seeds) for r in rows}
         seeds = f"{seeds.pop():2d} seeds" if len(seeds) == 1 else "   seeds"
         total = (n_jobs or {}).get(name, len(rows))
-        lines.append(f"{name:<{w}} {len(rows):3d} rows x {seeds} = {runs:4d} runs  {jobs(name, total)}")
+        lines.append(f"{section.get(name, name):<{w}} {len(rows):3d} rows x {seeds} = {runs:4d} runs  "
+                     f"{jobs(name, total)}")
         if len(rows) < base.get(name, 0):
             lines.append(f"{'':{w + 1}}note: {Path(default).name} has {base[name]} rows here: a list in "
                          "--configfile replaces the default list, it does not extend it")
     for name in base.keys() - by_experiment.keys():
-        lines.append(f"{name:<{w}} off")
+        lines.append(f"{section.get(name, name):<{w}} off")
     _, net_rows = network_jobs(cfg)
     if net_rows:  # a job a row (before seed blocks, as for toy rows); and the base, one job
         runs = sum(len(r.seeds) for r in net_rows)

@@ -15,12 +15,14 @@ TITLE = "dynamic sampling"
 SWITCHABLE = True
 FRAMES = ('runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = False
+EXPERIMENT = "dynamic"  # its rows' experiment (their files' paths and `experiment` column)
+
 
 def train_rows(section, row):
     """Its training jobs: filtered with at most section["max_rounds"] rounds a step, and plain for
     max_rounds x the steps, so that the plain run can be read at an equal number of steps and at
-    an equal budget of answers (experiment "dynamic"; rlvr/config.py's row makes one)."""
-    return [row("dynamic", section["method"], section["lr"], section["reward_offset"], section["G"],
+    an equal budget of answers (experiment EXPERIMENT; rlvr/config.py's row makes one)."""
+    return [row(EXPERIMENT, section["method"], section["lr"], section["reward_offset"], section["G"],
                 section["prompts_per_step"], steps, section["seeds"], rounds)
             for rounds, steps in ((section["max_rounds"], section["steps"]),
                                   (0, section["steps"] * section["max_rounds"]))]
@@ -70,8 +72,8 @@ def dynamic_comparison(runs, curves):
     evaluations). Returns a DataFrame with one row per seed."""
     import pandas as pd
 
-    dyn = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)]
-    plain = curves[(curves["experiment"] == "dynamic") & (curves["max_rounds"] == 0)]
+    dyn = runs[(runs["experiment"] == EXPERIMENT) & (runs["max_rounds"] > 0)]
+    plain = curves[(curves["experiment"] == EXPERIMENT) & (curves["max_rounds"] == 0)]
     rows = []
     for _, d in dyn.iterrows():
         c = plain[(plain["seed"] == d["seed"]) & (plain["level"] == "all")].sort_values("step")
@@ -96,7 +98,7 @@ def answers_to_reach(curves, targets):
     all prompts first reaches each target (A.value_at_pass1; NaN if never). One row per run."""
     out = None
     for t in targets:
-        at = A.value_at_pass1(curves, "dynamic", "answers", t)[["max_rounds", "seed", "answers"]]
+        at = A.value_at_pass1(curves, EXPERIMENT, "answers", t)[["max_rounds", "seed", "answers"]]
         at = at.rename(columns={"answers": t})
         out = at if out is None else out.merge(at, on=["max_rounds", "seed"])
     return out
@@ -117,12 +119,12 @@ TARGETS = (0.8, 0.9, 0.95)
 
 def table(frames, L):
     runs, curves = frames["runs"], frames.get("curves")
-    if curves is None or "max_rounds" not in runs or not (runs["experiment"] == "dynamic").any():
+    if curves is None or "max_rounds" not in runs or not (runs["experiment"] == EXPERIMENT).any():
         return None
     cmp = dynamic_comparison(runs, curves)
     if not len(cmp):
         return None
-    d0 = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)].iloc[0]
+    d0 = runs[(runs["experiment"] == EXPERIMENT) & (runs["max_rounds"] > 0)].iloc[0]
     names = L["rows"]
     rows = [
         [
@@ -154,7 +156,7 @@ def table(frames, L):
         ],
     ]
     parts = [("", L["head"], rows)]
-    reach = answers_to_reach(curves[curves["experiment"] == "dynamic"], TARGETS)
+    reach = answers_to_reach(curves[curves["experiment"] == EXPERIMENT], TARGETS)
     dyn, plain = reach[reach["max_rounds"] > 0], reach[reach["max_rounds"] == 0]
     if len(dyn) and len(plain):
         ratio = [f"{plain[t].mean() / dyn[t].mean():.2f}"  # '-': a seed never reached it, or all at step 0
@@ -184,12 +186,12 @@ def claims(frames):
     equal steps and at an equal budget of answers, the answers each needs to reach a pass@1
     (paired by seed: both runs of a seed draw the same first batch), and what the filter drops."""
     runs, curves = frames["runs"], frames.get("curves")
-    if curves is None or "max_rounds" not in runs or not (runs["experiment"] == "dynamic").any():
+    if curves is None or "max_rounds" not in runs or not (runs["experiment"] == EXPERIMENT).any():
         return []
     cmp = dynamic_comparison(runs, curves)
     if not len(cmp):
         return []
-    d0 = runs[(runs["experiment"] == "dynamic") & (runs["max_rounds"] > 0)].iloc[0]
+    d0 = runs[(runs["experiment"] == EXPERIMENT) & (runs["max_rounds"] > 0)].iloc[0]
     equal_steps = K.over_seeds(cmp["dyn_pass1"] - cmp["steps_pass1"])
     out = [K.Claim("equal_steps", (
         f"At equal steps ({int(d0['steps'])}) dynamic sampling {K.change(equal_steps, 'the final pass@1')} "
@@ -198,7 +200,7 @@ def claims(frames):
         f"answers plain training reaches {A.pm(cmp['budget_pass1'])} (read off its "
         f"{int(d0['steps'] * d0['max_rounds'])}-step curve at {cmp['dyn_answers'].mean() / 1000:.0f}k "
         f"answers; {len(cmp)} seeds, paired)"), (equal_steps,))]
-    reach = answers_to_reach(curves[curves["experiment"] == "dynamic"], TARGETS)
+    reach = answers_to_reach(curves[curves["experiment"] == EXPERIMENT], TARGETS)
     dyn = reach[reach["max_rounds"] > 0].set_index("seed")
     plain = reach[reach["max_rounds"] == 0].set_index("seed")
     found = [(t, K.over_seeds((plain[t] - dyn[t]).dropna()), plain[t].mean(), dyn[t].mean()) for t in TARGETS
@@ -219,7 +221,7 @@ def claims(frames):
 def dynamic_sampling(curves):
     from matplotlib.ticker import FuncFormatter
 
-    dyn = curves[(curves["experiment"] == "dynamic") & (curves["level"] == "all")]
+    dyn = curves[(curves["experiment"] == EXPERIMENT) & (curves["level"] == "all")]
     fig, axes = F.subplots(1, 2, height=2.8)
     ax = axes[0, 0]
     method = style.label(dyn["method"].iloc[0]) if len(dyn) else ""
@@ -235,7 +237,7 @@ def dynamic_sampling(curves):
     ax.set_title("Plain vs dynamic sampling (95% band)")
     # the answers each needs to reach a pass@1, paired by seed: what the left panel's gap is
     targets = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-    at = {t: A.value_at_pass1(curves, "dynamic", "answers", t) for t in targets}
+    at = {t: A.value_at_pass1(curves, EXPERIMENT, "answers", t) for t in targets}
     gap = []
     for t in targets:
         plain, filtered = (at[t][rounds_of(at[t], dynamic)] for dynamic in (False, True))
