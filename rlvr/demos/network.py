@@ -27,7 +27,7 @@ FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net
 ROWS = False
 # the toy's rows its predictions read
 READS = ("training", "group_size", "clipping", "kl_penalty", "loss_aggregation", "shared_policy",
-         "negative_samples", "narrowing_remedies")
+         "negative_samples", "narrowing_remedies", "policy_losses")
 DEFAULT_AGG = "seq-mean-token-sum-norm"
 
 
@@ -333,6 +333,18 @@ PREDICTIONS = (
                                      {"method": "grpo", "lr": TOY_LR, "epochs": 2, "clip_high": 0.2},
                                      {"method": "grpo", "lr": TOY_LR, "epochs": 1, "clip_high": 0.2}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2), _net("grpo"))),
+    # the policy loss where π has moved from π_old: CISPO caps a moved answer's weight, PPO zeroes it
+    Prediction("cispo_against_ppo", {"en": "GRPO's pass@1: CISPO − PPO's clip (the toy: μ = 4, tokens "
+                                           "averaged; the network: μ = 2)",
+                                     "zh": "GRPO 的 pass@1：CISPO − PPO 裁剪（玩具模型：μ = 4，按 token "
+                                           "平均；网络：μ = 2）"},
+               lambda f: _toy_paired(f, "policy_losses", ("passk", 1),
+                                     {"method": "grpo", "lr": TOY_LR, "epochs": 4, "minibatches": 1,
+                                      "policy_loss": "cispo"},
+                                     {"method": "grpo", "lr": TOY_LR, "epochs": 4, "minibatches": 1,
+                                      "policy_loss": "ppo"}),
+               lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2, policy_loss="cispo"),
+                                     _net("grpo", epochs=2))),
     # the KL to the reference (k3 in the loss, GRPO's and TRL's), at the network's β, against none
     Prediction("kl_costs_pass1", {"en": "GRPO's pass@1: a KL penalty (k3, in the loss) − none",
                                   "zh": "GRPO 的 pass@1：KL 惩罚（k3，加在损失上）− 无"},
