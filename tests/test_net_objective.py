@@ -565,3 +565,31 @@ def test_masked_renorm_on_the_network_divides_by_what_it_kept(micro):
     assert not np.array_equal(tok["masked"]["probs"][-1], tok["masked_renorm"]["probs"][-1])
     with pytest.raises(ValueError, match="drops whole answers: set is_level: sequence"):
         train(MICRO, ttask, [(0, 0)], "grpo", correction=("masked_renorm", 2.0, "token"), **run)
+
+
+def test_a_reward_that_reads_pi_reads_the_samplers(micro, monkeypatch):
+    """random_mean pays by π(correct): with sampler_lag L the π it gets at step t is the policy that
+    drew the answers, the parameters of step max(0, t − L), not the current ones."""
+    import rlvr.net.train as T
+
+    ttask, base = micro
+    name = next(iter(base))
+    paid_with, current = [], []
+    pay, train_step = T.pay, T.train_step
+
+    def recording_pay(reward, ttask, params, *rest):
+        paid_with.append(params[name].detach().clone())
+        return pay(reward, ttask, params, *rest)
+
+    def recording_step(params, *rest):
+        current.append(params[name].detach().clone())
+        return train_step(params, *rest)
+
+    monkeypatch.setattr(T, "pay", recording_pay)
+    monkeypatch.setattr(T, "train_step", recording_step)
+    T.train(MICRO, ttask, [(0, 0)], "grpo", start=base, steps=4, n=4, G=4, lr=0.1, optimizer="sgd",
+            record_every=4, reward="random_mean", sampler_lag=2)
+    assert len(paid_with) == len(current) == 4
+    for t in range(4):
+        assert torch.equal(paid_with[t], current[max(0, t - 2)]), t
+    assert not torch.equal(paid_with[3], current[3])  # the lagged policy, not the one being trained
