@@ -767,6 +767,13 @@ def asked(cfg):
     return [demo for demo in DEMOS if demo.section is None or cfg[demo.section]["enabled"]]
 
 
+def _base_line(to_run):
+    """What the summary says of the network's base: made once, for every network job."""
+    if to_run is None:
+        return "and its base"
+    return "and its base" if to_run.get("network_base") else "its base kept"
+
+
 def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
     """Lines saying what a config asks for: per experiment, rows x seeds and jobs, so that a row
     a --configfile dropped is visible before anything runs. to_run: {experiment or
@@ -811,5 +818,5 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
         runs = sum(len(r.seeds) for r in net_rows)
         lines.append(f"{'network':<{w}} {len(net_rows):3d} rows x {len(net_rows[0].seeds):2d} seeds = "
                      f"{runs:4d} runs  "
-                     f"{jobs('network', len(net_rows))}, and its base")
+                     f"{jobs('network', len(net_rows))}, {_base_line(to_run)}")
     return lines

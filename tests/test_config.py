@@ -545,3 +545,14 @@ def test_the_guides_sweep_alone_example_turns_off_every_demo_but_demo_3_and_the_
     assert {d.section for d in DEMOS if d.section} - {"lr_sweep"} == \
         {name for name, section in cfg.items() if section == {"enabled": False}}
     assert [d.name for d in asked(validate_config(cfg))] == ["training", "lr_sweep"]
+
+
+def test_the_summary_says_whether_the_networks_base_is_made_or_kept():
+    from rlvr.config import network_jobs, summary
+
+    cfg = validate_config({})
+    n = len(network_jobs(cfg)[1])
+    line = lambda to_run: next(x for x in summary(cfg, to_run) if x.startswith("network "))  # noqa: E731
+    assert line(None).endswith(f"{n} jobs, and its base")
+    assert line({}).endswith(f"0 of {n} jobs to run, its base kept")
+    assert line({"network": 2, "network_base": 1}).endswith(f"2 of {n} jobs to run, and its base")

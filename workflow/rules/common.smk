@@ -530,6 +530,8 @@ def what_runs(jobs, recorded=None):
             name = "gradient_stats"
         elif rule_name in NET_JOBS:
             name = "network"
+        elif rule_name == "network_base":
+            name = "network_base"
         else:
             continue
         to_run[name] = to_run.get(name, 0) + 1
