@@ -27,7 +27,7 @@ FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net
 ROWS = False
 # the toy's rows its predictions read
 READS = ("training", "group_size", "clipping", "kl_penalty", "loss_aggregation", "shared_policy",
-         "negative_samples", "narrowing_remedies", "policy_losses")
+         "negative_samples", "narrowing_remedies", "policy_losses", "off_policy")
 DEFAULT_AGG = "seq-mean-token-sum-norm"
 
 
@@ -133,13 +133,18 @@ def _net_value(frames, value, row):
     return _start_final(frames["net_curves"], kind, level=arg, **row)
 
 
+# the knobs a row leaves at their defaults unless a prediction names them: the objective's and
+# the sampler's (a row with another μ, clip or sampler lag is another row)
+_AT_DEFAULT = (*OBJECTIVE, "sampler_lag", "is_correction", "is_cap")
+
+
 def _net(method, optimizer="adam", **knobs):
     """A network row's knobs: the method and optimizer, the verifier's rewards with no offset, the
-    section's G and prompts a step, and the objective's knobs at their defaults unless given (a
-    row with another μ or clip is another row)."""
+    section's G and prompts a step, and the objective's and the sampler's knobs at their defaults
+    unless given."""
     return {"method": method, "optimizer": optimizer, "reward": "verifier", "reward_offset": 0.0,
             "G": SECTION, "prompts_per_step": SECTION,
-            **{name: KNOBS[name].spec_default for name in OBJECTIVE}, **knobs}
+            **{name: KNOBS[name].spec_default for name in _AT_DEFAULT}, **knobs}
 
 
 def _net_change(frames, value, row):
@@ -345,6 +350,17 @@ PREDICTIONS = (
                                       "policy_loss": "ppo"}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2, policy_loss="cispo"),
                                      _net("grpo", epochs=2))),
+    # asynchronous training: answers drawn by the policy of some steps before, uncorrected (demo 15)
+    Prediction("stale_sampler", {"en": "GRPO's pass@1: a stale sampler, uncorrected − on-policy (the toy: 16 "
+                                       "of 300 steps stale; the network: 4 of 60)",
+                                 "zh": "GRPO 的 pass@1：过时的采样器（不校正）− 同策略（玩具模型：落后 300 步"
+                                       "中的 16 步；网络：60 步中的 4 步）"},
+               lambda f: _toy_paired(f, "off_policy", ("passk", 1),
+                                     {"method": "grpo", "lr": TOY_LR, "sampler_lag": 16, "sampler_noise": 0.0,
+                                      "is_correction": "none"},
+                                     {"method": "grpo", "lr": TOY_LR, "sampler_lag": 0, "sampler_noise": 0.0,
+                                      "is_correction": "none"}),
+               lambda f: _net_paired(f, ("passk", 1), _net("grpo", sampler_lag=4), _net("grpo"))),
     # the KL to the reference (k3 in the loss, GRPO's and TRL's), at the network's β, against none
     Prediction("kl_costs_pass1", {"en": "GRPO's pass@1: a KL penalty (k3, in the loss) − none",
                                   "zh": "GRPO 的 pass@1：KL 惩罚（k3，加在损失上）− 无"},
