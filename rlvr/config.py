@@ -23,7 +23,7 @@ from .budget import memory_mb, sampler_copies
 from .demos import DEMOS
 from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_FIELDS, expand_rows, row_schema
 from .net.specs import JOB_FIELDS, NET_FIELDS, NET_FILES, NET_KNOBS, NetBase, NetRow, net_budget
-from .objective import Objective
+from .objective import Objective, minibatches_problem
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
 
@@ -360,8 +360,8 @@ def validate_config(config, edits=None):
             objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE})
             for field, why in objective.conflicts():
                 need(False, keys[field], why)
-            need(row["minibatches"] <= ex["G"], keys["minibatches"],
-                 f"{row['minibatches']} minibatches of a group of G = {ex['G']} answers; at most G")
+            problem = minibatches_problem(row["minibatches"], ex["G"])
+            need(problem is None, keys["minibatches"], problem)
             if "correctness" in getattr(ESTIMATORS.get(row["method"]), "needs", ()):
                 need(not objective.kl_in_reward, keys["row"],
                      f"{row['method']!r} reads each answer's correctness off its reward, which a KL "
@@ -769,9 +769,7 @@ def asked(cfg):
 
 def _base_line(to_run):
     """What the summary says of the network's base: made once, for every network job."""
-    if to_run is None:
-        return "and its base"
-    return "and its base" if to_run.get("network_base") else "its base kept"
+    return "its base kept" if to_run is not None and not to_run.get("network_base") else "and its base"
 
 
 def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):

@@ -119,6 +119,12 @@ def _cispo(A, log_ratio, length, obj):
 POLICY_LOSSES = {"ppo": _ppo, "gspo": _gspo, "cispo": _cispo}
 
 
+def minibatches_problem(m, G):
+    """Why m minibatches cannot split groups of G answers (None if they can): a row's check, where
+    a config or a caller gives both (m >= 1 is the knob's own)."""
+    return None if m <= G else f"{m} minibatches of a group of G = {G} answers; at most G"
+
+
 def minibatch_columns(G, m):
     """The answers of each group in each of m minibatches: m slices of range(G), in the order drawn
     (a group's answers are exchangeable, so this is a random split of each group, with every

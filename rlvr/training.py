@@ -31,7 +31,7 @@ from .importance import IS_CORRECTIONS, is_weights
 from .kl import kl_estimate
 from .knobs import OPTIONAL
 from .metrics import crossover_ks, passk_columns
-from .objective import Objective, aggregation_weights, minibatch_columns, policy_updates
+from .objective import Objective, aggregation_weights, minibatch_columns, minibatches_problem, policy_updates
 from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
 from .rewards import REWARDS
 from .specs import TrainRow
@@ -453,8 +453,7 @@ def train_seeds(task, row):
         raise ValueError(f"prompts_per_step = {row.prompts_per_step} must be in 1..{task['P']}")
     problems = ([p for knob in OPTIONAL if (p := knob.problem(getattr(row, knob.name)))]
                 or [why for _, why in Objective.of(row).conflicts()])
-    if row.minibatches > row.G:
-        problems.append(f"minibatches = {row.minibatches} must be at most the group size G = {row.G}")
+    problems += filter(None, [minibatches_problem(row.minibatches, row.G)])
     if problems:
         raise ValueError("; ".join(problems))
     task = with_correct_answers(task, row.correct_answers)

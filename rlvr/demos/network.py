@@ -39,7 +39,7 @@ def check_section(section, task, checks):
     from ..importance import IS_CORRECTIONS
     from ..knobs import expand_rows
     from ..net.specs import NET_FIELDS, NET_KNOBS, READ, net_budget
-    from ..objective import Objective
+    from ..objective import Objective, minibatches_problem
 
     if not section["enabled"]:  # off: nothing of it runs, and a small task may not fit its sizes
         return
@@ -67,9 +67,8 @@ def check_section(section, task, checks):
         objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE})
         for field, why in objective.conflicts():
             checks.need(False, keys[field], why)
-        checks.need(row["minibatches"] <= (row["G"] or section["G"]), keys["minibatches"],
-                    f"{row['minibatches']} minibatches of a group of G = {row['G'] or section['G']} answers; "
-                    "at most G")
+        problem = minibatches_problem(row["minibatches"], row["G"] or section["G"])
+        checks.need(problem is None, keys["minibatches"], problem)
         checks.need(not (IS_CORRECTIONS[row["is_correction"]].renormalise and row["is_level"] != "sequence"),
                     keys["is_level"], f"is_correction {row['is_correction']!r} drops whole answers: "
                     "set is_level: sequence")

@@ -61,6 +61,14 @@ def _token_logp(params, cfg, prompts, answers, shape):
     return token_logprob(params, cfg, prompts, answers).reshape(shape)
 
 
+def _sequences(prompt_tokens, tokens):
+    """_token_logp's inputs for the answers tokens [E, n, g, L] to the prompts prompt_tokens
+    [E, n, ·]: (prompts [E, n·g, ·], answers [E, n·g, L], shape [E, n, g, L])."""
+    E, n, g, L = tokens.shape
+    prompts = prompt_tokens[:, :, None].expand(E, n, g, -1).reshape(E, n * g, -1)
+    return prompts, tokens.reshape(E, n * g, L), tokens.shape
+
+
 def correct_advantages(A, logp_old, logp_sampler, mask, correction, cap, level):
     """The advantages A [E, n, G] of answers a stale sampler drew, weighed by is_weights of
     ρ = π_old/π_sampler (rlvr/importance.py): per answer, ρ = Π_t ρ_t over its tokens (level
@@ -123,15 +131,14 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
                   for e in range(E)])  # [E, n, G]: which candidate each answer is, −1 none
     r = pay(reward, ttask, drawn_by, cfg, prompts.numpy(), y, reward_gens)  # [E, n, G]: π the sampler's
     mask = token_mask(lengths, max_len)  # [E, n, G, L]
-    seq_prompts = prompt_tok[prompts][:, :, None].expand(E, n, G, -1).reshape(E, n * G, -1)
-    seq_answers = tokens.reshape(E, n * G, max_len)
+    batch = _sequences(prompt_tok[prompts], tokens)  # the whole batch's sequences
     # the first update's log-probs, with gradient; the sampler is π_old
-    logp = _token_logp(params, cfg, seq_prompts, seq_answers, tokens.shape)
+    logp = _token_logp(params, cfg, *batch)
     logp_old = logp.detach()
     logp_ref = None
     if obj.kl_beta:
         with torch.no_grad():
-            logp_ref = _token_logp(ref, cfg, seq_prompts, seq_answers, tokens.shape)
+            logp_ref = _token_logp(ref, cfg, *batch)
     # advantages: the registry, on each model's own batch
     r_adv = r + reward_offset
     if obj.kl_in_reward:  # verl use_kl_in_reward: β Σ_t k(ℓ_t) off each answer's reward
@@ -142,7 +149,7 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
                   for e in range(E)])  # [E, n, G]
     if sampler is not None:  # off-policy: weigh what the stale sampler drew ([E, n, G] or [E, n, G, L])
         with torch.no_grad():
-            logp_sampler = _token_logp(sampler, cfg, seq_prompts, seq_answers, tokens.shape)
+            logp_sampler = _token_logp(sampler, cfg, *batch)
         A, w = correct_advantages(A, logp_old.double().numpy(), logp_sampler.double().numpy(), mask.numpy(),
                                   *correction)
         kept = w > 0 if IS_CORRECTIONS[correction[0]].renormalise else None  # [E, n, G] (level sequence)
@@ -151,18 +158,14 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
     loss_obj = obj._replace(kl_beta=0.0) if obj.kl_in_reward else obj
     # μ passes over this batch in m minibatches of every group's answers; the first is on-policy (ρ = 1)
     parts = minibatch_columns(G, obj.minibatches)
+    # each minibatch's sequences, built once for the μ passes (one minibatch: the batch's own)
+    inputs = [batch] if len(parts) == 1 else [_sequences(prompt_tok[prompts], tokens[:, :, mb])
+                                              for mb in parts]
     clipped_tokens = torch.zeros(E)
     for update in range(obj.epochs * len(parts)):
         mb = parts[update % len(parts)]
-        if update and len(parts) == 1:
-            logp = _token_logp(params, cfg, seq_prompts, seq_answers, tokens.shape)
-        elif update:  # only this minibatch's answers: [E, n, G/m, L]
-            part = tokens[:, :, mb]
-            g = part.shape[2]
-            seq = prompt_tok[prompts][:, :, None].expand(E, n, g, -1).reshape(E, n * g, -1)
-            logp = _token_logp(params, cfg, seq, part.reshape(E, n * g, max_len), part.shape)
-        else:
-            logp = logp[:, :, mb]
+        # the first update's log-probs are the batch's; a later one's, its minibatch's under π now
+        logp = _token_logp(params, cfg, *inputs[update % len(parts)]) if update else logp[:, :, mb]
         loss, clipped = token_loss(logp, logp_old[:, :, mb], A[:, :, mb], mask[:, :, mb], loss_obj,
                                    None if logp_ref is None else logp_ref[:, :, mb], norm)
         if kept is not None:  # the dropped answers leave the loss's count
