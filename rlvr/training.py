@@ -256,6 +256,8 @@ def mean_rewards(b, max_rounds):
 def spread_stats(b, A):
     """Per seed [S] of the Batch b's rows: the std of its rewards over its answers and the mean
     |A| of its advantages A [R, G] (NaN for a seed whose dynamic sampling kept no group)."""
+    if b.sizes.min() == b.sizes.max() > 0:  # every seed has as many rows: one call, the same bits
+        return b.r.reshape(len(b.sizes), -1).std(axis=1), np.abs(A).reshape(len(b.sizes), -1).mean(axis=1)
     cuts = np.cumsum(b.sizes)[:-1]
     parts = list(zip(np.split(b.r, cuts), np.split(A, cuts)))
     return ([r_s.std() if len(r_s) else np.nan for r_s, _ in parts],
@@ -597,8 +599,7 @@ def row_columns(task, row):
     levels = [np.asarray(task["level"]) == k for k in range(len(LEVEL_KEYS))]  # [P] masks
     for seed, out, crossing in zip(row.seeds, outs, crossings):
         final = out["history"][-1]
-        summary = {k: [v] for k, v in ident.items()}
-        summary.update({"steps": [row.steps], "seed": [seed], "final_pass1": [final.pass1]})
+        summary = {"steps": [row.steps], "seed": [seed], "final_pass1": [final.pass1]}
         for k, name in enumerate(LEVEL_KEYS):
             summary[f"final_pass1_{name}"] = [float(final.pass1_by_level[k])]
         summary.update({"zero_signal_frac": [out["zero_frac"]],
@@ -619,27 +620,25 @@ def row_columns(task, row):
                                     for rec in out["history"]])
                   for metric in CURVES}  # [T, n_levels + 1] each: per level, then over all prompts
         n = curves["pass1"].size
-        curve = {k: repeated(v, n) for k, v in ident.items()}
-        curve.update({"seed": repeated(seed, n), "step": np.repeat(steps, len(names)),
-                      "answers": np.repeat(answers, len(names)), "level": names * len(steps)})
+        curve = {"seed": repeated(seed, n), "step": np.repeat(steps, len(names)),
+                 "answers": np.repeat(answers, len(names)), "level": names * len(steps)}
         curve.update({metric: values.ravel() for metric, values in curves.items()})
         # the step's batch statistics: batch-wide, on the "all" rows (NaN on a level's)
         on_all = np.array(names * len(steps)) == "all"
         curve.update({stat: np.where(on_all, np.repeat([getattr(rec, stat) for rec in out["history"]],
                                                          len(names)), np.nan) for stat in BATCH_CURVES})
         exact = passk_columns(out["logits"], task, row.k)
-        passk = {k: repeated(v, len(exact["k"])) for k, v in ident.items()}
-        passk["seed"] = repeated(seed, len(exact["k"]))
-        passk.update(exact)
+        passk = {"seed": repeated(seed, len(exact["k"])), **exact}
         klgrad = kl_gradient_columns(out["logits"], task["logits"])
-        klgrad = {**{k: repeated(v, len(klgrad["estimator"])) for k, v in ident.items()},
-                  "seed": repeated(seed, len(klgrad["estimator"])), **klgrad}
+        klgrad = {"seed": repeated(seed, len(klgrad["estimator"])), **klgrad}
         P, M = out["logits"].shape
-        logits = {**{k: repeated(v, P) for k, v in ident.items()}, "seed": repeated(seed, P),
-                  "prompt": np.arange(P), **{f"logit_{j}": out["logits"][:, j] for j in range(M)}}
+        logits = {"seed": repeated(seed, P), "prompt": np.arange(P),
+                  **{f"logit_{j}": out["logits"][:, j] for j in range(M)}}
         for table, cols in zip(tables, (summary, curve, passk, klgrad, logits)):
             table.append(cols)
-    return tuple({name: one_column([cols[name] for cols in table]) for name in table[0]} for table in tables)
+    # each table: the row's own columns first (built once for all its seeds' rows), then the seeds'
+    joined = [{name: one_column([cols[name] for cols in table]) for name in table[0]} for table in tables]
+    return tuple({**{k: repeated(v, len(cols["seed"])) for k, v in ident.items()}, **cols} for cols in joined)
 
 
 def repeated(value, n):

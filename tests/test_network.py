@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import yaml
-from conftest import PYTHON, REPO, run, same_table
+from conftest import REPO, run_snakemake, same_table
 
 from rlvr import config as C
 from rlvr import io
@@ -103,8 +103,7 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     config = micro_config(tmp_path)
     work = tmp_path / "work"
     targets = [f"results/{io.RESULT_FILES[key]}" for key in ("net_base", *io.NET_PARTS)]
-    run([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(config),
-         "--directory", str(work), "-c2", *targets])
+    run_snakemake("-s", REPO / "Snakefile", "--configfile", config, "--directory", work, "-c2", *targets)
     results = work / "results"
     cfg = C.load_config(config)
     task = read_task(results / "task.parquet")

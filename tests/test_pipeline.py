@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import PYTHON, REPO, run
+from conftest import PYTHON, REPO, run, run_snakemake
 
 from rlvr import config as C
 from rlvr import io, specs
@@ -59,8 +59,7 @@ CONTRACT = {
 
 
 def snakemake(workdir, *args, config=TINY, check=True, snakefile=REPO / "Snakefile"):
-    return run([PYTHON, "-m", "snakemake", "-s", str(snakefile), "--configfile", str(config),
-                "--directory", str(workdir), *args], check=check)
+    return run_snakemake("-s", snakefile, "--configfile", config, "--directory", workdir, *args, check=check)
 
 
 def copy_workflow(dest):
@@ -321,9 +320,8 @@ def test_one_row_changed_or_added_by_a_second_configfile_reruns_that_row_alone(t
     edit = tmp_path / "edit.yaml"
     edit.write_text("training:\n  change: [{where: {method: grpo}, set: {lr: 3.0}}]\n"
                     "  add: [{method: rloo, lr: 2.0}]\n")
-    args = [PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(TINY), str(edit),
-            "--directory", str(tiny_run), "-n"]
-    proc = run(args)
+    args = ["-s", REPO / "Snakefile", "--configfile", TINY, edit, "--directory", tiny_run, "-n"]
+    proc = run_snakemake(*args)
     lines = (proc.stdout + proc.stderr).splitlines()
     assert len(lines) < 40, proc.stdout
     out = proc.stdout
@@ -338,7 +336,7 @@ def test_one_row_changed_or_added_by_a_second_configfile_reruns_that_row_alone(t
     assert job_counts(out) == {"train": 1, **TRAINING_TAIL}, out
     assert "Job stats (7 jobs): train 1, " in out and "rule train_" not in out and "Group job" not in out
     assert "This was a dry-run" in out
-    raw = run([*args, "--workflow-profile", "none"]).stdout
+    raw = run_snakemake(*args, "--workflow-profile", "none").stdout
     assert "rlvr: this config asks for" not in raw and raw.count("rule train_training_") == 1, raw[-2000:]
     assert job_counts(raw) == job_counts(out)
 
@@ -355,8 +353,7 @@ def test_an_estimator_added_to_one_demo_redraws_that_demos_figures_only(tiny_run
     assert "dr_grpo" not in shown
     edit = tmp_path / "edit.yaml"
     edit.write_text(yaml.safe_dump({"training": {"add": [{"method": "dr_grpo", "lr": 2.0}]}}))
-    proc = run([PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", str(TINY),
-                str(edit), "--directory", str(tiny_run), "-n"])
+    proc = run_snakemake("-s", REPO / "Snakefile", "--configfile", TINY, edit, "--directory", tiny_run, "-n")
     assert job_counts(proc.stdout) == {"train": 1, **TRAINING_TAIL}, proc.stdout[-2000:]
 
 
