@@ -58,12 +58,9 @@ _SERVER = []  # this process's tests/snakemake_server.py, started at the first r
 
 def run_snakemake(*args, check=True, timeout=300):
     """`python -m snakemake *args` run to its end in this directory, as run() gives it, but forked
-    from a process that has Snakemake imported (tests/snakemake_server.py: ~0.75 s less a run). On
-    timeout the run's process group, which the run leads, is killed."""
+    from a process that has Snakemake imported (tests/snakemake_server.py: ~0.75 s less a run)."""
     import json
     import os
-    import select
-    import signal
     import subprocess
     import tempfile
 
@@ -73,19 +70,18 @@ def run_snakemake(*args, check=True, timeout=300):
     server = _SERVER[0]
     with tempfile.TemporaryDirectory() as tmp:
         out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
+        out.touch(), err.touch()  # a run killed before it opened them said nothing
         request = {"args": [str(a) for a in args], "cwd": os.getcwd(), "env": dict(os.environ),
-                   "out": str(out), "err": str(err)}
+                   "out": str(out), "err": str(err), "timeout": timeout}
         server.stdin.write(json.dumps(request) + "\n")
         server.stdin.flush()
-        pid = json.loads(server.stdout.readline())["pid"]
-        if not select.select([server.stdout], [], [], timeout)[0]:
-            os.killpg(pid, signal.SIGKILL)
-            server.stdout.readline()
-            raise subprocess.TimeoutExpired(["snakemake", *args], timeout, out.read_text(), err.read_text())
-        code = json.loads(server.stdout.readline())["rc"]
-        proc = subprocess.CompletedProcess(["snakemake", *args], code, out.read_text(), err.read_text())
-    if check and code != 0:
-        raise AssertionError(f"{proc.args} failed ({code}):\n{proc.stdout}\n{proc.stderr}")
+        answer = json.loads(server.stdout.readline())
+        proc = subprocess.CompletedProcess(["snakemake", *args], answer["rc"], out.read_text(),
+                                           err.read_text())
+    if answer["timed_out"]:
+        raise subprocess.TimeoutExpired(proc.args, timeout, proc.stdout, proc.stderr)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{proc.args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
 
 

@@ -3,17 +3,19 @@
 The suite runs Snakemake some fifty times to completion; a fresh `python -m snakemake` spends
 ~0.75 s of a ~1.1 s no-op importing it and its dependencies. This process imports them (never
 rlvr: a run imports the rlvr beside its Snakefile, which a test may have edited) and then, per
-request on stdin (a JSON line: args, cwd, env, out, err), forks a child that does what
+request on stdin (a JSON line: args, cwd, env, out, err, timeout), forks a child that does what
 `python -m snakemake *args` would in cwd: sys.path[0] is cwd, the environment is env, stdout and
-stderr go to the files out and err, the child leads its own process group. It answers with a
-JSON line {"pid"} at the start and {"rc"} at the end. tests/conftest.py's run_snakemake is the
-client; the tests that signal Snakemake, time its imports or start its console script still
-start it as a user does."""
+stderr go to the files out and err, the child leads its own process group, which is killed after
+timeout seconds. It answers with a JSON line {"rc", "timed_out"} at the child's end.
+tests/conftest.py's run_snakemake is the client; the tests that signal Snakemake, time its
+imports or start its console script still start it as a user does."""
 
 import atexit
 import json
 import os
+import signal
 import sys
+import time
 
 import jsonschema  # noqa: F401  (imported for the children: rlvr's config validation)
 import platformdirs  # noqa: F401
@@ -61,9 +63,16 @@ def child(request):
 
 
 for line in sys.stdin:
+    request = json.loads(line)
     pid = os.fork()
     if pid == 0:
-        child(json.loads(line))
-    print(json.dumps({"pid": pid}), flush=True)
-    _, status = os.waitpid(pid, 0)
-    print(json.dumps({"rc": os.waitstatus_to_exitcode(status)}), flush=True)
+        child(request)
+    os.setpgid(pid, pid)  # as the child does: its group exists before either goes on
+    deadline = time.monotonic() + request["timeout"]
+    while not (finished := os.waitpid(pid, os.WNOHANG))[0] and time.monotonic() < deadline:
+        time.sleep(0.005)
+    timed_out = not finished[0]
+    if timed_out:  # the run's process group, which it leads
+        os.killpg(pid, signal.SIGKILL)
+        finished = os.waitpid(pid, 0)
+    print(json.dumps({"rc": os.waitstatus_to_exitcode(finished[1]), "timed_out": timed_out}), flush=True)

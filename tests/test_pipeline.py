@@ -58,8 +58,9 @@ CONTRACT = {
 }
 
 
-def snakemake(workdir, *args, config=TINY, check=True, snakefile=REPO / "Snakefile"):
-    return run_snakemake("-s", snakefile, "--configfile", config, "--directory", workdir, *args, check=check)
+def snakemake(workdir, *args, config=TINY, check=True, snakefile=REPO / "Snakefile", timeout=300):
+    return run_snakemake("-s", snakefile, "--configfile", config, "--directory", workdir, *args, check=check,
+                         timeout=timeout)
 
 
 def copy_workflow(dest):
@@ -249,6 +250,15 @@ def test_second_run_does_nothing(tiny_run):
     imported = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines()
                 if line.startswith("import time:")}
     assert "snakemake.persistence" in imported and "pandas" not in imported
+
+
+def test_a_forked_snakemake_past_its_timeout_is_killed_and_the_next_runs(tmp_path):
+    """The tests' run_snakemake (tests/snakemake_server.py) kills a run past its timeout and says
+    so, and serves the next run."""
+    with pytest.raises(subprocess.TimeoutExpired):
+        snakemake(tmp_path, "-n", timeout=0.01)
+    version = run([PYTHON, "-m", "snakemake", "--version"]).stdout
+    assert run_snakemake("--version").stdout == version
 
 
 def test_how_snakemake_is_started_is_not_a_change(tiny_run):
