@@ -38,6 +38,8 @@ TASK_FILE = io.RESULT_FILES["task"]
 EXACT_FILE = io.RESULT_FILES["exact"]
 # the training experiments whose rows come from a `rows:` list (grids allowed), in the demos' order
 ROW_EXPERIMENTS = tuple(demo.name for demo in DEMOS if demo.module.ROWS)
+# each experiment's config section, the name a summary shows (dynamic sampling's rows are "dynamic")
+SECTION_OF = {getattr(demo.module, "EXPERIMENT", demo.name): demo.name for demo in DEMOS}
 # the keys of a row, in the order a grid expands them (rlvr/knobs.py)
 
 
@@ -776,8 +778,8 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
     """Lines saying what a config asks for: per experiment, rows x seeds and jobs, so that a row
     a --configfile dropped is visible before anything runs. to_run: {experiment or
     "gradient_stats": the jobs that will run now} (None: not known); n_jobs: {experiment: its
-    training jobs, each a pack of rows trained one after another: rlvr/packs.py} (None: one a
-    row). A row list shorter than the default config's is pointed out: a --configfile list
+    training jobs, each a pack of rows trained one after another: rlvr/packs.py} (None: not
+    planned, not said). A row list shorter than the default config's is pointed out: a --configfile list
     replaces the default's, never extends it."""
     base = {}
     if default and Path(default).is_file():
@@ -794,8 +796,6 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
 
     n_methods = len(gradstat_jobs(cfg))
     w = max(len(demo.name) for demo in DEMOS)  # the names in one column, the longest's too
-    # each experiment by its demo's section name (dynamic sampling's rows are experiment "dynamic")
-    section = {getattr(demo.module, "EXPERIMENT", demo.name): demo.name for demo in DEMOS}
     lines = [f"{'gradient_stats':<{w}} {len(gradstat_cases(cfg)):3d} cases of {n_methods:2d} methods"
              f"{'':11}{jobs('gradient_stats', n_methods)}" if cfg["gradient_stats"]["enabled"]
              else f"{'gradient_stats':<{w}} off"]
@@ -803,14 +803,15 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
         runs = sum(len(r.seeds) for r in rows)
         seeds = {len(r.seeds) for r in rows}
         seeds = f"{seeds.pop():2d} seeds" if len(seeds) == 1 else "   seeds"
-        total = (n_jobs or {}).get(name, len(rows))
-        lines.append(f"{section.get(name, name):<{w}} {len(rows):3d} rows x {seeds} = {runs:4d} runs  "
-                     f"{jobs(name, total)}")
+        # its training jobs, packs of rows, are planned with the files present (rlvr/packs.py)
+        packs = f"  {jobs(name, n_jobs[name])}" if n_jobs and name in n_jobs else ""
+        lines.append(f"{SECTION_OF.get(name, name):<{w}} {len(rows):3d} rows x {seeds} = {runs:4d} runs"
+                     + packs)
         if len(rows) < base.get(name, 0):
             lines.append(f"{'':{w + 1}}note: {Path(default).name} has {base[name]} rows here: a list in "
                          "--configfile replaces the default list, it does not extend it")
     for name in base.keys() - by_experiment.keys():
-        lines.append(f"{section.get(name, name):<{w}} off")
+        lines.append(f"{SECTION_OF.get(name, name):<{w}} off")
     _, net_rows = network_jobs(cfg)
     if net_rows:  # a job a row (before seed blocks, as for toy rows); and the base, one job
         runs = sum(len(r.seeds) for r in net_rows)

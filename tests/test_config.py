@@ -365,7 +365,7 @@ def test_the_summary_shows_a_row_list_a_configfile_replaced(tmp_path):
 
     one_row = tmp_path / "one.yaml"
     one_row.write_text("training:\n  rows: [{method: grpo, lr: 2.0}]\nlr_sweep: {enabled: false}\n")
-    lines = summary(load_config(one_row), {"training": 1})
+    lines = summary(load_config(one_row), {"training": 1}, n_jobs={"training": 1})
     text = "\n".join(lines)
     assert "training               1 rows x  5 seeds =    5 runs  1 of 1 jobs to run" in text, text
     assert "config.yaml has 16 rows here: a list in --configfile replaces the default list" in text
@@ -396,7 +396,8 @@ def test_rlvr_config_checks_a_file_and_names_the_line_of_a_yaml_error(tmp_path, 
     good.write_text("lr_sweep: {enabled: false}\n")
     assert main(["config", "--config", str(good)]) == 0
     out = capsys.readouterr().out
-    assert ("training              16 rows x  5 seeds =   80 runs  16 jobs" in out
+    # no job count: a training job is a pack of rows, planned with the files present (rlvr/packs.py)
+    assert ("training              16 rows x  5 seeds =   80 runs\n" in out
             and "lr_sweep             off" in out)
 
 

@@ -383,9 +383,9 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     trained = re.findall(r"^  trains results/(\S+)$", dry, re.M)  # the dry run names a few training jobs
     assert len(trained) == 2 and all(row.endswith("_seeds7") for row in trained), trained
     ran = snakemake(tmp_path, "-c2", config=more)
-    # what it wrote, said at its end: seed 7's two jobs, demo 3's aggregates, demos 3 and 6
+    # what it wrote, said at its end: seed 7 of two rows, demo 3's aggregates, demos 3 and 6
     said = (ran.stdout + ran.stderr).split("rlvr: this run wrote\n")[1].splitlines()
-    assert said[:3] == ["  training: 2 jobs",
+    assert said[:3] == ["  training: 2 rows",
                         "  runs, curves, kl_gradients, passk_trained (results/*.parquet)",
                         "  the tables and figures of demos 3, 6"], said
     before = pq.read_table(tiny_run / "results/runs.parquet").to_pandas()
@@ -559,6 +559,25 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
     loaded = set(out.split("LOADED ")[1].strip().strip("[]").replace("'", "").split(", "))  # "demos.clipping"
     # the command line, which parses the arguments and calls the stage, is no job's code
     assert loaded - {"__main__", "cli"} <= set(job_modules(stage)), loaded - set(job_modules(stage))
+
+
+@pytest.mark.slow
+def test_the_readme_counts_what_a_fresh_clone_runs(tmp_path, monkeypatch):
+    """The README's numbers for the default config in a fresh clone (no results yet): the jobs
+    and training packs of a cold run, the summary lines it prints before the first progress
+    line, and the lines of `snakemake -n`, are what a dry run there prints."""
+    readme = " ".join((REPO / "README.md").read_text().split())  # its sentences, line breaks ignored
+    copy_workflow(tmp_path)
+    shutil.copytree(REPO / "profiles", tmp_path / "profiles")
+    monkeypatch.chdir(tmp_path)  # `snakemake -n` as typed in the clone
+    dry = run_snakemake("-n")
+    lines = dry.stderr.splitlines() + dry.stdout.splitlines()  # the terminal: the profile's line first
+    jobs = int(re.search(r"^  (\d+) jobs to run in all", "\n".join(lines), re.M)[1])
+    summary = 1 + next(i for i, line in enumerate(lines) if "jobs to run in all" in line)  # from the first
+    packs = re.search(r"\btrain (\d+),", "\n".join(lines))[1]
+    assert f"A cold run of the default config ({jobs} jobs: {packs} training packs," in readme
+    assert f"prints that summary, {summary} lines" in readme
+    assert f"{len(lines)} lines for the default config in a fresh clone" in readme
 
 
 def test_the_readme_snippets_run_on_the_results(tiny_run, capsys, monkeypatch):

@@ -432,10 +432,10 @@ def note_what_was_written(failed=False):
 
 
 def what_was_written(paths, failed=False):
-    """The end of a run's summary: of the files it wrote (paths under results/), the jobs by
-    experiment (a job: a row's block of seeds; of gradient_stats, a method), the files directly
-    under results/ (the task, the reference, the aggregates), and the demos whose tables and
-    figures it rendered."""
+    """The end of a run's summary: of the files it wrote (paths under results/), the rows trained
+    by config section (a row counted once, whether all its seeds or some trained), the methods of
+    gradient_stats, the files directly under results/ (the task, the reference, the aggregates),
+    and the demos whose tables and figures it rendered."""
     jobs, top, demos, base = {}, [], [], False
     for path in paths:
         parts = Path(path).relative_to(RESULTS).parts
@@ -448,7 +448,7 @@ def what_was_written(paths, failed=False):
         # a job's file, <job>.<kind>.parquet: runs/<experiment>/..., network/..., gradient_stats/...
         elif len(parts) > 1:
             kind = parts[1] if parts[0] == "runs" else parts[0]
-            jobs.setdefault(kind, set()).add(str(path).rsplit(".", 2)[0])
+            jobs.setdefault(kind, set()).add(specs.row_of(str(path).rsplit(".", 2)[0]))
         else:
             top.append(stem)
     head = (
@@ -457,7 +457,8 @@ def what_was_written(paths, failed=False):
     if not (jobs or top or demos or base):
         return f"{head} nothing: every result was as the last run left it"
     lines = [
-        f"{kind}: {len(names)} job{'s' * (len(names) != 1)}"
+        f"{C.SECTION_OF.get(kind, kind)}: {len(names)} "
+        + (("method" if kind == "gradient_stats" else "row") + "s" * (len(names) != 1))
         for kind, names in jobs.items()
     ]
     lines += ["the network's base"] if base else []
