@@ -8,6 +8,7 @@ import numpy as np
 from .. import figures as F
 from .. import render as R
 from .. import style
+from ..estimators import ESTIMATORS
 from ..task import LEVEL_KEYS as LEVELS
 
 NUMBER = 2  # its place in the lecture's order; its table is demo2_gradients
@@ -173,6 +174,8 @@ def gradient_estimators(gs):
 
 
 def bias_vs_p(exact, gs):
+    import textwrap
+
     from matplotlib.ticker import NullFormatter
 
     # one panel with its legend beside it: most of a page wide, every label whole
@@ -191,23 +194,35 @@ def bias_vs_p(exact, gs):
         if len(members) == 1:
             ax.plot(curves[m]["p"], curves[m]["mean_over_true"], label=style.label(m), **F.tag(m))
         else:
+            names = textwrap.fill(", ".join(style.label(x) for x in members), 38)
             ax.plot(curves[m]["p"], curves[m]["mean_over_true"], color="0.6", lw=2.5, alpha=0.6,
-                    label=f"exact, the same for {len(members)} (points)")
+                    label=f"exact, one line for\n{names}\n(their Monte Carlo points below)")
             shared |= set(members)
     # demo 2's Monte Carlo estimates at their probe's p; where several share a prompt, hollow
     # circles of decreasing size, so that each one shows
     mc, labelled = gs[gs["reward_offset"] == 0], set(curves) - shared
+    # a method without a line whose function is one with a line (Dr. GRPO is group mean's) says so
+    same_fn = {m: next((c for c in curves if ESTIMATORS[c].fn is ESTIMATORS[m].fn), None)
+               for m in set(mc["method"]) - set(curves) if m in ESTIMATORS}
     for _, probe in mc.groupby("level", sort=False):
         for i, r in enumerate(probe.itertuples()):
+            line = same_fn.get(r.method)
+            also = f";\nits exact line: {style.label(line)}'s, the same function" if line else ""
             bars = ax.errorbar(r.p_correct, r.mean_over_true, yerr=1.96 * r.grad_mean_se / r.true_grad,
                                fmt="o", ms=max(7 - 1.2 * i, 2), mfc="none", mew=0.9, capsize=0, lw=0.8,
                                **F.tag(r.method), label=None if r.method in labelled
-                               else style.label(r.method) + " (Monte Carlo)")
+                               else f"{style.label(r.method)} (Monte Carlo{also})")
             labelled.add(r.method)  # a method without a curve of its own: a legend entry for its points
             F.gid(bars.get_children(), r.method)
     G = int(exact["G"].iloc[0])
     p = np.sort(exact["p"].unique())
-    ax.plot(p, (G - 1) / G / np.sqrt(p * (1 - p)), "k:", lw=1, label=r"$(G - 1)\,/\,(G\sqrt{p(1 - p)})$")
+    formula = (G - 1) / G / np.sqrt(p * (1 - p))
+    # a curve the formula's line hides is named in its label, with how close (computed here)
+    close = {m: np.max(np.abs(np.interp(p, s["p"], s["mean_over_true"]) / formula - 1))
+             for m, s in curves.items()}
+    under = [f"{style.label(m)}'s, to {gap:.0e}" for m, gap in close.items() if gap < 1e-3]
+    ax.plot(p, formula, "k:", lw=1,
+            label=r"$(G - 1)\,/\,(G\sqrt{p(1 - p)})$" + (f" ({'; '.join(under)})" if under else ""))
     ax.set_xscale("logit")
     ax.set_yscale("log")
     lo, hi = ax.get_ylim()  # 1-2-5 ticks in every decade; powers of ten alone if that is too many
