@@ -47,12 +47,15 @@ def plot_sweep(runs, x, y, by=None, panel=None):
     panels = list(dict.fromkeys(p for p, _ in table))
     fig, axes = F.subplots(1, len(panels), sharey=True)
     for ax, p in zip(axes[0], panels):
-        for (q, b), stats in table.items():
+        for i, ((q, b), stats) in enumerate(table.items()):
             if q != p:
                 continue
-            look = F.tag(b) if by == "method" else {}
+            # a method's colour and shape (style.py); any other key a shape per value: lines that
+            # coincide still show each hollow marker
+            look = ({**F.tag(b), "marker": style.marker(b)} if by == "method"
+                    else {"marker": style.MARKERS[i % len(style.MARKERS)]})
             label = style.label(b) if by == "method" else (f"{by} = {b}" if by else None)
-            ax.errorbar(stats.index, stats["mean"], yerr=stats["se"], marker="o", ms=3, capsize=2,
+            ax.errorbar(stats.index, stats["mean"], yerr=stats["se"], ms=4, mfc="none", capsize=2,
                         label=label, **look)
         if runs[x].dtype.kind in "f" and (runs[x] > 0).all() and runs[x].max() / runs[x].min() >= 8:
             F.log_ticks(ax, runs[x])
