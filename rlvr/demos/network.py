@@ -287,6 +287,12 @@ def _top_k(frames):
     return int(frames["net_passk"]["k"].max())
 
 
+def _what(p, frames, lang):
+    """A prediction's difference in words, with the results' own numbers: {hi}, the largest k of
+    pass@k, and {steps}, the network rows' steps."""
+    return p.what[lang].format(hi=_top_k(frames), steps=int(frames["net_curves"]["steps"].iloc[0]))
+
+
 TOY_LR = 2.0  # the lecture's lr: every toy row a prediction reads
 _TABULAR = {"lr": TOY_LR, "shared_lr": 0.0}
 _SHARED_GRPO = {"method": "grpo", "lr": TOY_LR, "shared_lr": 0.05}  # demo 11's most shared
@@ -351,9 +357,9 @@ PREDICTIONS = (
                                      _net("grpo", epochs=2))),
     # asynchronous training: answers drawn by the policy of some steps before, uncorrected (demo 15)
     Prediction("stale_sampler", {"en": "GRPO's pass@1: a stale sampler, uncorrected − on-policy (the toy: 16 "
-                                       "of 300 steps stale; the network: 4 of 60)",
+                                       "of 300 steps stale; the network: 4 of {steps})",
                                  "zh": "GRPO 的 pass@1：过时的采样器（不校正）− 同策略（玩具模型：落后 300 步"
-                                       "中的 16 步；网络：60 步中的 4 步）"},
+                                       "中的 16 步；网络：{steps} 步中的 4 步）"},
                lambda f: _toy_paired(f, "off_policy", ("passk", 1),
                                      {"method": "grpo", "lr": TOY_LR, "sampler_lag": 16, "sampler_noise": 0.0,
                                       "is_correction": "none"},
@@ -451,8 +457,7 @@ TEXT = {
 
 def table(frames, L):
     c, base = frames["net_curves"], frames["net_base"]
-    hi = _top_k(frames)
-    rows = [[p.what[L["lang"]].format(hi=hi), K.signed(toy[0]) if toy else "–", toy[1] if toy else "",
+    rows = [[_what(p, frames, L["lang"]), K.signed(toy[0]) if toy else "–", toy[1] if toy else "",
              K.signed(net[0]), net[1].partition(":")[0], verdict(toy and toy[0], net[0], L)]
             for p, toy, net in _verdicts(frames)]
     levels = [[L["levels"][key], f"{sub['toy_p_correct'].mean():.4f}", f"{sub['p_correct'].mean():.4f}",
@@ -467,13 +472,12 @@ def table(frames, L):
 def claims(frames):
     """A sentence per prediction the network's rows test: both differences and the verdict."""
     L = {**TEXT["en"], "lang": "en"}
-    hi = _top_k(frames)
     out = []
     for p, toy, net in _verdicts(frames):
         toy_part = (f"the toy {K.signed(toy[0])} ({toy[1]}, {toy[0].seeds} seeds)" if toy
                     else "the toy has no rows")
         net_part = f"the network {K.signed(net[0])} ({net[1]}, {net[0].seeds} seeds)"
-        out.append(K.Claim(p.key, (f"{p.what['en'].format(hi=hi)}: {toy_part}; {net_part}: "
+        out.append(K.Claim(p.key, (f"{_what(p, frames, 'en')}: {toy_part}; {net_part}: "
                                    f"{verdict(toy and toy[0], net[0], L)}"),
                            tuple(d for d in (toy and toy[0], net[0]) if d is not None)))
     base = frames["net_base"]
