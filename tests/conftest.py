@@ -65,8 +65,8 @@ def run_snakemake(*args, check=True, timeout=300):
     import tempfile
 
     if not _SERVER or _SERVER[0].poll() is not None:
-        _SERVER[:] = [subprocess.Popen([PYTHON, str(REPO / "tests" / "snakemake_server.py")], text=True,
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)]
+        _SERVER[:] = [subprocess.Popen([PYTHON, str(REPO / "tests" / "snakemake_server.py")], cwd=REPO,
+                                       text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)]
     server = _SERVER[0]
     with tempfile.TemporaryDirectory() as tmp:
         out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
@@ -75,7 +75,10 @@ def run_snakemake(*args, check=True, timeout=300):
                    "out": str(out), "err": str(err), "timeout": timeout}
         server.stdin.write(json.dumps(request) + "\n")
         server.stdin.flush()
-        answer = json.loads(server.stdout.readline())
+        line = server.stdout.readline()
+        if not line:  # its traceback is on this process's stderr
+            raise AssertionError(f"tests/snakemake_server.py ended ({server.wait()}) before answering {args}")
+        answer = json.loads(line)
         proc = subprocess.CompletedProcess(["snakemake", *args], answer["rc"], out.read_text(),
                                            err.read_text())
     if answer["timed_out"]:

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import jsonschema  # noqa: F401  (imported for the children: rlvr's config validation)
 import platformdirs  # noqa: F401
@@ -35,6 +36,9 @@ def child(request):
     try:
         os.setpgid(0, 0)
         os.chdir(request["cwd"])
+        # the one thing Snakemake takes from the working directory at import (its run directory,
+        # in logs and reports): taken again from the child's
+        snakemake.workflow.Workflow._rundir = str(Path.cwd().absolute())
         os.environ.clear()
         os.environ.update(request["env"])
         sys.path[0] = request["cwd"]
@@ -67,7 +71,10 @@ for line in sys.stdin:
     pid = os.fork()
     if pid == 0:
         child(request)
-    os.setpgid(pid, pid)  # as the child does: its group exists before either goes on
+    try:  # as the child does: its group exists before either goes on
+        os.setpgid(pid, pid)
+    except OSError:  # the child has already set it, or already ended
+        pass
     deadline = time.monotonic() + request["timeout"]
     while not (finished := os.waitpid(pid, os.WNOHANG))[0] and time.monotonic() < deadline:
         time.sleep(0.005)
