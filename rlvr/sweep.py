@@ -45,15 +45,16 @@ def plot_sweep(runs, x, y, by=None, panel=None):
     method's own colour where `by` is the method), error bars of one standard error."""
     table = sweep_table(runs, x, y, by, panel)
     panels = list(dict.fromkeys(p for p, _ in table))
+    values = list(dict.fromkeys(b for _, b in table))  # of `by`: a value keeps its shape in every panel
     fig, axes = F.subplots(1, len(panels), sharey=True)
     for ax, p in zip(axes[0], panels):
-        for i, ((q, b), stats) in enumerate(table.items()):
+        for (q, b), stats in table.items():
             if q != p:
                 continue
             # a method's colour and shape (style.py); any other key a shape per value: lines that
             # coincide still show each hollow marker
             look = ({**F.tag(b), "marker": style.marker(b)} if by == "method"
-                    else {"marker": style.MARKERS[i % len(style.MARKERS)]})
+                    else {"marker": style.MARKERS[values.index(b) % len(style.MARKERS)]})
             label = style.label(b) if by == "method" else (f"{by} = {b}" if by else None)
             ax.errorbar(stats.index, stats["mean"], yerr=stats["se"], ms=4, mfc="none", capsize=2,
                         label=label, **look)
