@@ -17,6 +17,7 @@ as Markdown and written to bench/out/summary.md.
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import yaml
@@ -54,9 +56,14 @@ def fresh_copy():
     return copy_files(SNAP, Path(tempfile.mkdtemp(dir=TMP, prefix="copy-")))
 
 
+class Run(NamedTuple):
+    wall: float  # seconds
+    rss: float  # the child's peak RSS in MB: ru_maxrss of its own rusage (os.wait4)
+    cpu: float  # user + system seconds of the child and of every process it waited for
+
+
 def timed(cmd, cwd):
-    """Run cmd in cwd, stdout to /dev/null; return (wall seconds, the child's peak RSS in MB).
-    The peak RSS is ru_maxrss of the child's own rusage (os.wait4)."""
+    """Run cmd in cwd, stdout to /dev/null; return its Run."""
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=err)
@@ -67,7 +74,38 @@ def timed(cmd, cwd):
             err.seek(0)
             tail = "\n".join(err.read().decode(errors="replace").splitlines()[-20:])
             raise RuntimeError(f"{' '.join(map(str, cmd))} failed (exit {p.returncode}) in {cwd}:\n{tail}")
-    return wall, usage.ru_maxrss / 1024
+    return Run(wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
+
+
+# a job's log (logs/<path>.log) ends with the CPU it took (rlvr/cli.py's job_cost); its kind by path
+KINDS = (("train/", "training"), ("network/", "network"), ("render_", "rendering"),
+         ("aggregate_", "aggregation"))
+COST = re.compile(r"\] done in [\d.]+ s \(([\d.]+) s CPU")
+
+
+def where_it_went(copy, since, cpu):
+    """A pipeline run's CPU by kind of job: the jobs' own, from the logs written since `since` (a
+    time.time()), and Snakemake's with the shells that start the jobs (the rest of cpu)."""
+    kinds = {}
+    for log in (copy / "logs").rglob("*.log"):
+        costs = COST.findall(log.read_text()) if log.stat().st_mtime >= since else []
+        if costs:
+            path = log.relative_to(copy / "logs").as_posix()
+            kind = next((name for prefix, name in KINDS if path.startswith(prefix)), "other")
+            n, total = kinds.get(kind, (0, 0.0))
+            kinds[kind] = (n + 1, total + float(costs[-1]))
+    jobs = sum(total for _, total in kinds.values())
+    parts = [f"{kind} {total:.1f} s ({n} job{'s' * (n != 1)})"
+             for kind, (n, total) in sorted(kinds.items(), key=lambda item: -item[1][1])]
+    return f"CPU {cpu:.1f} s: " + ", ".join(parts + [f"Snakemake and its shells {cpu - jobs:.1f} s"])
+
+
+def pipeline_in(copy, cmd=SNAKEMAKE):
+    """Run cmd (a `snakemake -c2`) in copy; return its wall seconds, after printing where its CPU went."""
+    since = time.time()
+    run = timed(cmd, copy)
+    print(f"      {run.wall:.2f} s; {where_it_went(copy, since, run.cpu)}", flush=True)
+    return run.wall
 
 
 def paired(a, b, n):
@@ -82,7 +120,7 @@ def paired(a, b, n):
 
 def pipeline_run(configfile):
     """Seconds of a cold `snakemake -c2` with configfile, in a fresh copy."""
-    return lambda: timed([*SNAKEMAKE, "--configfile", str(configfile)], fresh_copy())[0]
+    return lambda: pipeline_in(fresh_copy(), [*SNAKEMAKE, "--configfile", str(configfile)])
 
 
 def pairs(n):
@@ -107,14 +145,20 @@ def base_config():
 LECTURE = ("reference", "gradients", "training", "group_size", "passk_after_training")  # its script's demos
 
 
-def later_demos_off():
-    """Every demo beyond the lecture's switched off (rlvr.demos: demo 3 cannot be)."""
+def demo_sections(but=()):
+    """The config sections of the demos (rlvr.demos), but those named: every demo but demo 3 has one."""
     from rlvr.demos import DEMOS
 
-    return {demo.section: {"enabled": False} for demo in DEMOS if demo.section and demo.name not in LECTURE}
+    return [demo.section for demo in DEMOS if demo.section and demo.name not in but]
+
+
+def later_demos_off():
+    """Every demo beyond the lecture's switched off."""
+    return {section: {"enabled": False} for section in demo_sections(but=LECTURE)}
 
 
 LATER_DEMOS_OFF = later_demos_off()
+DEMOS_OFF = {section: {"enabled": False} for section in demo_sections()}  # every demo but demo 3
 
 
 def write_config(name, cfg):
@@ -149,7 +193,7 @@ def lecture_demos(n):
                            "exact_curve": {"methods": ["none", "rloo", "group", "grpo"]}},
     })
     script = [PY, "-c", LECTURE_ON_TOY]
-    pipe, lecture, ratio = paired(pipeline_run(cfg), lambda: timed(script, SNAP)[0], n)
+    pipe, lecture, ratio = paired(pipeline_run(cfg), lambda: timed(script, SNAP).wall, n)
     stretch = "met" if ratio <= 1.0 else "not met"
     report("1. lecture's demos: cold pipeline / lecture script",
            f"{pipe:.1f} s / {lecture:.1f} s = **{ratio:.2f}x** (median of {pairs(n)}; stretch {stretch})",
@@ -180,15 +224,9 @@ def sweep_450(n):
 
     base, seeds = base_config(), list(range(30))
     path = write_config("sweep450", {
-        **LATER_DEMOS_OFF,
+        **DEMOS_OFF,  # the sweep is demos 3-4, as the loop is: no other demo's statistics or figures
+        "group_size": {"enabled": True, "G": [2, 4, 8, 16, 32], "seeds": seeds},
         "training": {"rows": base["training"]["rows"][:10], "seeds": seeds},
-        "group_size": {"G": [2, 4, 8, 16, 32], "seeds": seeds},
-        # minimal gradient statistics; two methods, not one: with only grpo the pipeline's
-        # gradient_estimators figure fails (IndexError in rlvr/figures.py; seen at commit d22acbd)
-        "gradient_stats": {"n_reps": 2000,
-                           "cases": [{"reward_offsets": [0.0], "methods": ["none", "grpo"],
-                                      "levels": ["medium"]}],
-                           "exact_curve": {"methods": ["grpo"]}},
     })
     cfg = C.load_config(path)
     assert cfg["trainer"]["eval_every"] == 5 and cfg["trainer"]["value_lr"] == 0.2
@@ -200,7 +238,7 @@ def sweep_450(n):
     (OUT / "loop450.json").write_text(json.dumps(rows))
     pinned = "taskset -c 0 " if shutil.which("taskset") else ""
     loop = [*pinned.split(), PY, OUT / "loop450.py", OUT / "loop450.json"]
-    pipe, plain, ratio = paired(pipeline_run(path), lambda: timed(loop, SNAP)[0], n)
+    pipe, plain, ratio = paired(pipeline_run(path), lambda: timed(loop, SNAP).wall, n)
     report(f"2. {runs}-run sweep: cold pipeline / single-process loop",
            f"{pipe:.1f} s / {plain:.1f} s = **{ratio:.2f}x** (median of {pairs(n)})",
            "<= 0.5x", ratio <= 0.5,
@@ -214,10 +252,10 @@ def sweep_450(n):
 def noop_rerun(n):
     print("\n3. no-op `snakemake -c2` in a finished copy vs `snakemake --version`")
     done = fresh_copy()
-    cold, _ = timed(SNAKEMAKE, done)
+    cold = timed(SNAKEMAKE, done).wall
     print(f"    (cold run of the default config first: {cold:.1f} s)")
-    noop, version, ratio = paired(lambda: timed(SNAKEMAKE, done)[0],
-                                  lambda: timed([PY, "-m", "snakemake", "--version"], done)[0], n)
+    noop, version, ratio = paired(lambda: timed(SNAKEMAKE, done).wall,
+                                  lambda: timed([PY, "-m", "snakemake", "--version"], done).wall, n)
     report("3. no-op rerun / `snakemake --version`",
            f"{noop:.2f} s / {version:.2f} s = **{ratio:.2f}x** (medians of {pairs(n)})",
            "<= 1.5x", ratio <= 1.5,
@@ -271,11 +309,11 @@ def peak_rss(n):
     task = work / "task.parquet"
     timed([PY, "-m", "rlvr", "task", "--spec", json.dumps(cfg["task"]), "--out", task], SNAP)
     train = [PY, "-m", "rlvr", "train", "--spec", to_json(row), "--task", task, "--results", work]
-    wall, rss = timed(train, SNAP)
+    wall, rss, _ = timed(train, SNAP)
     report("5a. peak RSS: one training job of 50 seeds", f"**{rss:.0f} MB** ({wall:.1f} s; {row.path})",
            "report", None, "`python -m rlvr train --spec '<grpo row, 50 seeds>' --task ... --results ...`; "
            "`python bench/run.py --only 5`")
-    wall, rss = timed([PY, "-m", "rlvr", "all"], SNAP)
+    wall, rss, _ = timed([PY, "-m", "rlvr", "all"], SNAP)
     report("5b. peak RSS: `python -m rlvr all` (default config)", f"**{rss:.0f} MB** ({wall:.1f} s)",
            "report", None, "`python -m rlvr all > /dev/null`; `python bench/run.py --only 5`")
 
@@ -288,9 +326,9 @@ def full_default(n):
 
     def in_process():
         return timed([PY, "-m", "rlvr", "all", "--results", "results", "--figures", "results/figures"],
-                     fresh_copy())[0]
+                     fresh_copy()).wall
 
-    pipeline, one, ratio = paired(lambda: timed(SNAKEMAKE, fresh_copy())[0], in_process, n)
+    pipeline, one, ratio = paired(lambda: pipeline_in(fresh_copy()), in_process, n)
     report("6. default config cold: `snakemake -c2` / `python -m rlvr all`",
            f"{pipeline:.1f} s / {one:.1f} s = **{ratio:.2f}x** (medians of {pairs(n)})", "<= 1.0x",
            ratio <= 1.0, "`python -m snakemake -c2` vs `python -m rlvr all --results results --figures "
@@ -303,18 +341,19 @@ def full_default(n):
 def one_row_changed(n):
     print("\n7. `snakemake -c2` after one row of demo 3 is edited, in a finished copy of the default config")
     done = fresh_copy()
-    cold, _ = timed(SNAKEMAKE, done)
+    cold = timed(SNAKEMAKE, done).wall
     print(f"    (cold run of the default config first: {cold:.1f} s)")
     times = []
     for i in range(n):  # a new lr each time: the row trains again, and what reads it
         cfg = base_config()["training"]
         cfg["rows"][0]["lr"] = 2.0 + 0.25 * (i + 1)
         edited = write_config(f"change{i}", {"training": cfg})
-        times.append(timed([*SNAKEMAKE, "--configfile", edited], done)[0])
-        print(f"    edit {i + 1}/{n}: {times[-1]:.2f} s", flush=True)
+        print(f"    edit {i + 1}/{n}:", flush=True)
+        times.append(pipeline_in(done, [*SNAKEMAKE, "--configfile", edited]))
     report("7. one row of demo 3 edited: `snakemake -c2`",
            f"**{statistics.median(times):.1f} s** (median of {n} edits; it retrains the row, a pack of "
-           "its own, its two aggregations, the rendering of demos 3 and 6, which read it, and the assembly)",
+           "its own, its two aggregations, the rendering of demos 3, 6 and 17, which read it, and the "
+           "assembly)",
            "report", None,
            "`python -m snakemake -c2 --configfile bench/out/change<i>.yaml` in a finished copy; "
            "`python bench/run.py --only 7`")

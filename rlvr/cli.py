@@ -15,6 +15,7 @@ matplotlib.
 
 import argparse
 import json
+import os
 import sys
 import time
 from importlib import import_module
@@ -22,10 +23,24 @@ from importlib import import_module
 from . import io, runlock
 from .jobs import FRAMES, JOB_FRAMES, log  # every job runs rlvr/jobs/__init__.py anyway
 
+STARTED = time.perf_counter()  # a job's wall time counts from here (Python's start and first imports before)
+
 
 def run_stage(a):
-    """Run a pipeline stage: rlvr/jobs/<stage>.py's run."""
+    """Run a pipeline stage: rlvr/jobs/<stage>.py's run; its log's last line says what the job
+    cost (where a run's time goes, job by job: bench/run.py sums these lines)."""
     import_module(f".jobs.{a.command}", __package__).run(a)
+    log(job_cost())
+
+
+def job_cost():
+    """"done in W s (C s CPU, peak M MB)": the wall time since STARTED, the process's CPU
+    time (user and system, Python's start and the imports included) and its peak resident memory."""
+    import resource
+
+    cpu, wall = os.times(), time.perf_counter() - STARTED
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
+    return f"done in {wall:.2f} s ({cpu.user + cpu.system:.2f} s CPU, peak {peak:.0f} MB)"
 
 
 def cmd_claims(a):
