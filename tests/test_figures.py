@@ -251,3 +251,34 @@ def test_the_network_demo_reads_only_what_it_declares(results, tmp_path):
     # the rows that split the section's answers into other groups, and the KL row, are predictions
     new = {"smaller_groups", "kl_costs_pass1", "kl_keeps_passk", "kl_in_the_reward", "crossover_pass1"}
     assert new <= set(keys), keys
+
+
+def figure_data(fig):
+    """What a figure shows, comparable: each panel's title, labels and lines' points."""
+    return [(ax.get_title(), ax.get_xlabel(), ax.get_ylabel(),
+             [(line.get_label(), line.get_xydata().tolist()) for line in ax.get_lines()]) for ax in fig.axes]
+
+
+def test_the_network_demo_reads_only_the_toy_rows_it_declares(results):
+    """Demo 17's table, claims and figures from the toy rows its `reads` takes (all its rendering
+    job is given) are those from every row: a toy row it reads but did not declare would change
+    them, and a change of a row it does not read need not render it again."""
+    from rlvr.demos import DEMOS, network
+
+    demo = next(demo for demo in DEMOS if demo.module is network)
+    toy = {"runs", "curves", "passk", "klgrad"}
+
+    def declared(frame):
+        keep = [row.experiment in network.READS and network.reads(row)
+                for row in frame.itertuples(index=False)]
+        return frame[keep]
+
+    given = {name: declared(frame) if name in toy else frame for name, frame in results.items()}
+    assert 0 < len(given["runs"]) < len(results["runs"][results["runs"]["experiment"].isin(network.READS)])
+    toy_sides = [p.toy(results) for p in network.PREDICTIONS]  # with the network's rows or not
+    assert sum(side is not None for side in toy_sides) >= 8, toy_sides  # the toy's side is read
+    assert [p.toy(given) for p in network.PREDICTIONS] == toy_sides
+    assert demo.make_table(given) == demo.make_table(results)
+    assert demo.claims(given) == demo.claims(results)
+    for name, (draw, _) in demo.figures.items():
+        assert figure_data(draw(given)) == figure_data(draw(results)), name

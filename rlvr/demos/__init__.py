@@ -16,9 +16,10 @@ workflow/report/<name>.rst, and optionally `claims(frames)` -> [rlvr.claims.Clai
 FINDINGS.md quotes. A demo whose section is not a `rows:` list but trains makes its rows with
 `train_rows(section, row)` and checks its section with `check_section(section, task, checks)`
 (group_size, dynamic_sampling). A demo that reads rows of other demos names them in READS (its
-figures job reads those rows' files too). Add its module to MODULES below: a demo with ROWS needs
-nothing else (GUIDE.md's recipe, which tests/test_recipe.py follows); another demo's section goes
-in workflow/schemas/config.schema.yaml.
+rendering job reads those rows' files too), and may say which of their rows with `reads(row)`
+(demo 17 derives both from the rows its predictions read). Add its module to MODULES below: a
+demo with ROWS needs nothing else (GUIDE.md's recipe, which tests/test_recipe.py follows);
+another demo's section goes in workflow/schemas/config.schema.yaml.
 """
 
 from typing import NamedTuple

@@ -25,9 +25,6 @@ SWITCHABLE = True
 # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk', 'net_prompts')
 ROWS = False
-# the toy's rows its predictions read
-READS = ("training", "group_size", "clipping", "kl_penalty", "loss_aggregation", "shared_policy",
-         "negative_samples", "narrowing_remedies", "policy_losses", "off_policy")
 DEFAULT_AGG = "seq-mean-token-sum-norm"
 
 
@@ -212,8 +209,8 @@ def _kl_prediction(frames, value, net):
     if net:
         return _net_paired(frames, value, _net("grpo", kl_beta=beta), _net("grpo"))
     k3_loss = {name: KNOBS[name].spec_default for name in ("kl_estimator", "kl_placement")}
-    shared = {"method": "grpo", "lr": TOY_LR, "shared_lr": _SHARED_GRPO["shared_lr"]}
-    return _toy_paired(frames, "narrowing_remedies", value, {**shared, "kl_beta": beta, **k3_loss},
+    experiment, shared = _KL_TOY
+    return _toy_paired(frames, experiment, value, {**shared, "kl_beta": beta, **k3_loss},
                        {**shared, "kl_beta": 0.0, "correct_answers": 1})
 
 
@@ -226,8 +223,9 @@ def _kl_placement_prediction(frames, net):
     if net:
         return _net_paired(frames, ("passk", 1), _net("grpo", kl_beta=beta, kl_placement="reward"),
                            _net("grpo", kl_beta=beta))
-    k3 = {"method": "grpo", "lr": TOY_LR, "kl_beta": beta, "kl_estimator": "k3"}
-    return _toy_paired(frames, "kl_penalty", ("passk", 1), {**k3, "kl_placement": "reward"},
+    experiment, k3 = _KL_PLACEMENT_TOY
+    k3 = {**k3, "kl_beta": beta}
+    return _toy_paired(frames, experiment, ("passk", 1), {**k3, "kl_placement": "reward"},
                        {**k3, "kl_placement": "loss"})
 
 
@@ -240,9 +238,8 @@ def _group_prediction(frames, net):
     small, large = sizes
     if net:
         return _net_paired(frames, ("passk", 1), _net("grpo", **small), _net("grpo", **large))
-    return _toy_paired(frames, "group_size", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
-                                                             "G": small["G"]},
-                       {"method": "grpo", "lr": TOY_LR, "G": large["G"]})
+    experiment, grpo = _GROUP_TOY
+    return _toy_paired(frames, experiment, ("passk", 1), {**grpo, "G": small["G"]}, {**grpo, "G": large["G"]})
 
 
 def _toy_change(frames, experiment, k, row):
@@ -293,41 +290,89 @@ def _what(p, frames, lang):
     return p.what[lang].format(hi=_top_k(frames), steps=int(frames["net_curves"]["steps"].iloc[0]))
 
 
+TOP = "the network's largest k"  # a toy pass@k at the k the network's rows go up to
+
+
+class ToyChange(NamedTuple):
+    """A toy row's final exact pass@k minus the reference's (k: a number or TOP)."""
+    experiment: str
+    k: object
+    row: dict  # knob: value
+
+    def __call__(self, frames):
+        return _toy_change(frames, self.experiment, _top_k(frames) if self.k == TOP else self.k, self.row)
+
+    @property
+    def rows(self):
+        return ((self.experiment, self.row),)
+
+
+class ToyPaired(NamedTuple):
+    """A toy experiment's this row minus its base row, paired by seed: value ("passk", k) with k
+    a number or TOP, or a curve's (column, level) at its last step."""
+    experiment: str
+    value: tuple
+    this: dict
+    base: dict
+
+    def __call__(self, frames):
+        kind, arg = self.value
+        value = (kind, _top_k(frames) if arg == TOP else arg)
+        return _toy_paired(frames, self.experiment, value, self.this, self.base)
+
+    @property
+    def rows(self):
+        return ((self.experiment, self.this), (self.experiment, self.base))
+
+
+class ToyOf(NamedTuple):
+    """A toy difference whose rows depend on the network's (its group sizes, its β): fn(frames),
+    reading toy rows that rows describe with those knobs left open."""
+    fn: object
+    rows: tuple  # ((experiment, {knob: value}), ...)
+
+    def __call__(self, frames):
+        return self.fn(frames)
+
+
 TOY_LR = 2.0  # the lecture's lr: every toy row a prediction reads
 _TABULAR = {"lr": TOY_LR, "shared_lr": 0.0}
 _SHARED_GRPO = {"method": "grpo", "lr": TOY_LR, "shared_lr": 0.05}  # demo 11's most shared
+_GROUP_TOY = ("group_size", {"method": "grpo", "lr": TOY_LR})  # at the network's two G
+_KL_TOY = ("narrowing_remedies", _SHARED_GRPO)  # at the network's β, and without KL
+_KL_PLACEMENT_TOY = ("kl_penalty", {"method": "grpo", "lr": TOY_LR, "kl_estimator": "k3"})  # the network's β
 PREDICTIONS = (
     # Yue et al.: RL raises pass@1 and lowers pass@k at large k; the toy shows it with shared weights
     Prediction("crossover_pass1", {"en": "GRPO's pass@1 − the start's",
                                    "zh": "GRPO 的 pass@1 − 训练前"},
-               lambda f: _toy_change(f, "shared_policy", 1, _SHARED_GRPO),
+               ToyChange("shared_policy", 1, _SHARED_GRPO),
                lambda f: _net_change(f, ("passk", 1), _net("grpo"))),
     Prediction("crossover_passk", {"en": "GRPO's pass@{hi} − the start's",
                                    "zh": "GRPO 的 pass@{hi} − 训练前"},
-               lambda f: _toy_change(f, "shared_policy", _top_k(f), _SHARED_GRPO),
+               ToyChange("shared_policy", TOP, _SHARED_GRPO),
                lambda f: _net_change(f, ("passk", _top_k(f)), _net("grpo"))),
     # Zhu et al.: training on the wrong answers alone keeps pass@k at large k
     Prediction("nsr_against_psr", {"en": "pass@{hi}: NSR − PSR", "zh": "pass@{hi}：NSR − PSR"},
-               lambda f: _toy_paired(f, "negative_samples", ("passk", _top_k(f)),
-                                     {"method": "nsr", **_TABULAR}, {"method": "psr", **_TABULAR}),
+               ToyPaired("negative_samples", ("passk", TOP), {"method": "nsr", **_TABULAR},
+                         {"method": "psr", **_TABULAR}),
                lambda f: _net_paired(f, ("passk", _top_k(f)), _net("nsr"), _net("psr"))),
     # the lecture's demo 3: a baseline and normalisation against none, at equal lr
     Prediction("grpo_against_reinforce_sgd", {"en": "pass@1: GRPO − REINFORCE, SGD",
                                               "zh": "pass@1：GRPO − REINFORCE（SGD）"},
-               lambda f: _toy_paired(f, "training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
+               ToyPaired("training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
                                                                     "reward_offset": 0.0},
                                      {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", "sgd"), _net("none", "sgd"))),
     Prediction("grpo_against_reinforce_adam", {"en": "pass@1: GRPO − REINFORCE, Adam (the toy: SGD)",
                                                "zh": "pass@1：GRPO − REINFORCE（Adam；玩具模型：SGD）"},
-               lambda f: _toy_paired(f, "training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
+               ToyPaired("training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
                                                                     "reward_offset": 0.0},
                                      {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo"), _net("none"))),
     # the lecture's demo 3: a reward offset of 5 stalls REINFORCE, which has no baseline to remove it
     Prediction("offset_stalls_reinforce", {"en": "REINFORCE's pass@1: offset 5 − offset 0, SGD",
                                            "zh": "REINFORCE 的 pass@1：格式分 5 − 格式分 0（SGD）"},
-               lambda f: _toy_paired(f, "training", ("passk", 1), {"method": "none", "lr": TOY_LR,
+               ToyPaired("training", ("passk", 1), {"method": "none", "lr": TOY_LR,
                                                                     "reward_offset": 5.0},
                                      {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
                lambda f: _net_paired(f, ("passk", 1), {**_net("none", "sgd"), "reward_offset": 5.0},
@@ -335,11 +380,12 @@ PREDICTIONS = (
     # the lecture's demo 4: at a fixed number of answers a step, smaller groups (more prompts)
     Prediction("smaller_groups", {"en": "GRPO's pass@1: a smaller G − a larger, at fixed answers a step",
                                   "zh": "GRPO 的 pass@1：每步回答数固定时，较小的 G − 较大的 G"},
-               lambda f: _group_prediction(f, net=False), lambda f: _group_prediction(f, net=True)),
+               ToyOf(lambda f: _group_prediction(f, net=False), (_GROUP_TOY,)),
+               lambda f: _group_prediction(f, net=True)),
     # the objective: a second clipped update on each batch (μ = 2, ε 0.2) against one
     Prediction("more_updates", {"en": "GRPO's pass@1: μ = 2 − μ = 1 updates a batch",
                                 "zh": "GRPO 的 pass@1：每批 μ = 2 − μ = 1 次更新"},
-               lambda f: _toy_paired(f, "clipping", ("passk", 1),
+               ToyPaired("clipping", ("passk", 1),
                                      {"method": "grpo", "lr": TOY_LR, "epochs": 2, "clip_high": 0.2},
                                      {"method": "grpo", "lr": TOY_LR, "epochs": 1, "clip_high": 0.2}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2), _net("grpo"))),
@@ -348,7 +394,7 @@ PREDICTIONS = (
                                            "averaged; the network: μ = 2)",
                                      "zh": "GRPO 的 pass@1：CISPO − PPO 裁剪（玩具模型：μ = 4，按 token "
                                            "平均；网络：μ = 2）"},
-               lambda f: _toy_paired(f, "policy_losses", ("passk", 1),
+               ToyPaired("policy_losses", ("passk", 1),
                                      {"method": "grpo", "lr": TOY_LR, "epochs": 4, "minibatches": 1,
                                       "policy_loss": "cispo"},
                                      {"method": "grpo", "lr": TOY_LR, "epochs": 4, "minibatches": 1,
@@ -360,7 +406,7 @@ PREDICTIONS = (
                                        "of 300 steps stale; the network: 4 of {steps})",
                                  "zh": "GRPO 的 pass@1：过时的采样器（不校正）− 同策略（玩具模型：落后 300 步"
                                        "中的 16 步；网络：{steps} 步中的 4 步）"},
-               lambda f: _toy_paired(f, "off_policy", ("passk", 1),
+               ToyPaired("off_policy", ("passk", 1),
                                      {"method": "grpo", "lr": TOY_LR, "sampler_lag": 16, "sampler_noise": 0.0,
                                       "is_correction": "none"},
                                      {"method": "grpo", "lr": TOY_LR, "sampler_lag": 0, "sampler_noise": 0.0,
@@ -369,22 +415,22 @@ PREDICTIONS = (
     # the KL to the reference (k3 in the loss, GRPO's and TRL's), at the network's β, against none
     Prediction("kl_costs_pass1", {"en": "GRPO's pass@1: a KL penalty (k3, in the loss) − none",
                                   "zh": "GRPO 的 pass@1：KL 惩罚（k3，加在损失上）− 无"},
-               lambda f: _kl_prediction(f, ("passk", 1), net=False),
+               ToyOf(lambda f: _kl_prediction(f, ("passk", 1), net=False), (_KL_TOY,)),
                lambda f: _kl_prediction(f, ("passk", 1), net=True)),
     Prediction("kl_keeps_passk", {"en": "GRPO's pass@{hi}: a KL penalty (k3, in the loss) − none",
                                   "zh": "GRPO 的 pass@{hi}：KL 惩罚（k3，加在损失上）− 无"},
-               lambda f: _kl_prediction(f, ("passk", _top_k(f)), net=False),
+               ToyOf(lambda f: _kl_prediction(f, ("passk", _top_k(f)), net=False), (_KL_TOY,)),
                lambda f: _kl_prediction(f, ("passk", _top_k(f)), net=True)),
     Prediction("kl_in_the_reward", {"en": "GRPO's pass@1: the KL penalty (k3) in the reward − in the loss",
                                     "zh": "GRPO 的 pass@1：KL 惩罚（k3）加在奖励上 − 加在损失上"},
-               lambda f: _kl_placement_prediction(f, net=False),
+               ToyOf(lambda f: _kl_placement_prediction(f, net=False), (_KL_PLACEMENT_TOY,)),
                lambda f: _kl_placement_prediction(f, net=True)),
     # Dr. GRPO: per-answer 1/|o| weighting lengthens wrong answers
     Prediction("length_wrong", {"en": "GRPO, a wrong answer's expected tokens: seq-mean-token-mean − "
                                       "seq-mean-token-sum-norm",
                                 "zh": "GRPO，错误回答的期望长度：seq-mean-token-mean − "
                                       "seq-mean-token-sum-norm"},
-               lambda f: _toy_paired(f, "loss_aggregation", ("length_wrong", "all"),
+               ToyPaired("loss_aggregation", ("length_wrong", "all"),
                                      {"method": "grpo", "lr": TOY_LR, "loss_agg": "seq-mean-token-mean"},
                                      {"method": "grpo", "lr": TOY_LR, "loss_agg": DEFAULT_AGG}),
                lambda f: _net_paired(f, ("length_wrong", "all"), _net("grpo", loss_agg="seq-mean-token-mean"),
@@ -395,6 +441,22 @@ PREDICTIONS = (
 # every claim the demo makes, by key: a sentence per prediction, and two of the network alone
 CLAIMS = ("base_levels", *(p.key for p in PREDICTIONS), "fell_below_the_start",
           "mass_off_the_candidates")
+_FELL_TOY = ("negative_samples", _TABULAR)  # fell_below_the_start's toy rows: every method's
+_SIDE_BY_SIDE = (("shared_policy", _SHARED_GRPO), ("negative_samples", {"method": "psr", **_TABULAR}),
+                 ("negative_samples", {"method": "nsr", **_TABULAR}))  # the figure's toy lines
+
+# the toy rows it reads, (experiment, knobs), from the predictions, the claims and the figure: a
+# rendering job reads these rows' files alone, so a changed toy row renders this demo again only
+# if it reads it
+TOY_ROWS = (*(rows for p in PREDICTIONS for rows in p.toy.rows), _FELL_TOY, *_SIDE_BY_SIDE)
+READS = tuple(dict.fromkeys(experiment for experiment, _ in TOY_ROWS))  # the demos whose rows those are
+
+
+def reads(row):
+    """Whether it reads this row of a demo it READS (anything with the knobs as attributes: a
+    TrainRow, a row of a results frame)."""
+    return any(row.experiment == experiment and all(getattr(row, k) == v for k, v in knobs.items())
+               for experiment, knobs in TOY_ROWS)
 
 
 def sign(d):
@@ -529,8 +591,9 @@ def _fell_below_the_start(frames, level="very_hard"):
         d = K.over_seeds(share.to_numpy())
         parts.append(f"{style.label(method)} {K.number(d, 2)}")
         diffs.append(d)
+    experiment, tabular = _FELL_TOY
     toy = frames["runs"]
-    toy = A.select_rows(toy[toy["experiment"] == "negative_samples"], lr=TOY_LR, shared_lr=0.0)
+    toy = A.select_rows(toy[toy["experiment"] == experiment], **tabular)
     column = f"fell_frac_{level}"
     toy_parts = [f"{style.label(m)} {K.number(K.over_seeds(toy.loc[toy['method'] == m, column]), 2)}"
                  for m in ("nsr", "psr") if column in toy and (toy["method"] == m).any()]
@@ -549,16 +612,14 @@ def passk_side_by_side(frames):
     a 95% band; the dashed zero line is the start (the toy's reference, the network's base)."""
     fig, axes = F.subplots(1, 2, height=2.5)  # each its own y: the network moves less
     toy, net = axes[0]
-    for experiment, method, knobs in (("shared_policy", "grpo", {"shared_lr": 0.05}),
-                                      ("negative_samples", "psr", {"shared_lr": 0.0}),
-                                      ("negative_samples", "nsr", {"shared_lr": 0.0})):
+    for experiment, row in _SIDE_BY_SIDE:
         got = A.passk_and_reference(frames, experiment)
-        here = None if got is None else A.select_rows(got[0], method=method, lr=TOY_LR, **knobs)
+        here = None if got is None else A.select_rows(got[0], **row)
         if here is not None and len(here):
             here = here.assign(change=here["pass_at_k"] - here["k"].map(got[1]))
             s = A.over_seeds(here, "k", "change")
-            label = style.label(method) + (" (the toy's: shared weights)" if knobs["shared_lr"] else "")
-            F.line(toy, s.index, s, method, label=label)
+            label = style.label(row["method"]) + (" (the toy's: shared weights)" if row["shared_lr"] else "")
+            F.line(toy, s.index, s, row["method"], label=label)
     p = frames["net_passk"]
     p = _rows(p, **{k: v for k, v in _net(None).items() if k != "method"})  # Adam, the default loss
     lrs = {}

@@ -235,14 +235,24 @@ def render_outputs(demo):
 
 
 # a demo's rendering job reads the aggregated frames that need no training and the files of its
-# own rows' jobs (and those of the demos its module READS), so that a changed row renders its
-# demo alone, as soon as its rows are trained
+# own rows' jobs (and of the rows it reads of the demos its module READS), so that a changed row
+# renders the demos that read it alone, as soon as its rows are trained
 AGGREGATED = {
     frame: f"{RESULTS}/{name}"
     for frame, name in io.RESULT_FILES.items()
     if frame not in io.JOB_PARTS
 }
 TRAINED = {frame: f".{kind}" for frame, kind in io.JOB_PARTS.items()}
+
+
+def rows_read(demo):
+    """The training rows a demo's rendering reads: its own, and those of the demos its module
+    READS that its `reads(row)` takes (all of them where it has none)."""
+    takes = getattr(demo.module, "reads", lambda row: True)
+    others = getattr(demo.module, "READS", ())
+    return [*ROWS_BY_DEMO.get(demo.name, ())] + [
+        row for name in others for row in ROWS_BY_DEMO.get(name, ()) if takes(row)
+    ]
 
 
 def render_inputs(demo):
@@ -252,8 +262,7 @@ def render_inputs(demo):
     needs = set(demo.module.FRAMES) | (
         {"reference"} if "passk" in demo.module.FRAMES else set()
     )
-    demos = {demo.name, *getattr(demo.module, "READS", ())}
-    rows = {row.row_path for name in demos for row in ROWS_BY_DEMO.get(name, ())}
+    rows = {row.row_path for row in rows_read(demo)}
     jobs = [path for path, row in ROW_OF_JOB.items() if row in rows]
     inputs = {}
     for frame in io.RESULT_FILES:
@@ -270,8 +279,7 @@ def render_look(demo):
     """How a demo's tables and figures show the estimators (rlvr/codeversion.py's display
     version): those of its rows and of the demos it READS, and the gradient statistics' where
     it reads them, so that an estimator added to one demo renders that demo alone."""
-    demos = {demo.name, *getattr(demo.module, "READS", ())}
-    methods = {row.method for name in demos for row in ROWS_BY_DEMO.get(name, ())}
+    methods = {row.method for row in rows_read(demo)}
     if {"gradstats", "exact"} & set(demo.module.FRAMES):
         methods |= set(GRADSTAT_JOBS) | set(
             config["gradient_stats"]["exact_curve"]["methods"]
