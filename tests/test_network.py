@@ -165,6 +165,22 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     assert (results / f"{BASE}.parquet").exists() and not (results / io.RESULT_FILES["net_curves"]).exists()
 
 
+def test_the_network_demos_rendering_is_given_the_toy_rows_it_reads_alone(tmp_path):
+    """Demo 17's rendering job reads the files of the toy rows its `reads` takes (of the demos it
+    READS) and no other: a change of another toy row does not render it again."""
+    from test_pipeline import snakemake
+
+    from rlvr.demos import network
+
+    config = micro_config(tmp_path)
+    dry = snakemake(tmp_path / "work", "-n", "-p", "results/tables/demo17_network.txt", config=config)
+    command = next(line for line in dry.stdout.splitlines() if "rlvr render --demo network" in line)
+    given = {word for word in command.split() if word.endswith(".run.parquet")}
+    rows = [row for row in C.train_rows(C.load_config(config)) if row.experiment in network.READS]
+    read = {f"results/{row.path}.run.parquet" for row in rows if network.reads(row)}
+    assert len(read) < len(rows) and given == read
+
+
 def test_a_network_too_long_for_max_hours_is_refused_naming_its_key(tmp_path):
     config = micro_config(tmp_path, steps=10**8)
     with pytest.raises(C.ConfigError, match=r"config key network\.steps: 100,000,000 would make the config "):
