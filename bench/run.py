@@ -60,6 +60,7 @@ class Run(NamedTuple):
     wall: float  # seconds
     rss: float  # the child's peak RSS in MB: ru_maxrss of its own rusage (os.wait4)
     cpu: float  # user + system seconds of the child and of every process it waited for
+    said: str  # its standard error
 
 
 def timed(cmd, cwd):
@@ -70,41 +71,27 @@ def timed(cmd, cwd):
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        said = err.read().decode(errors="replace")
         if p.returncode:
-            err.seek(0)
-            tail = "\n".join(err.read().decode(errors="replace").splitlines()[-20:])
+            tail = "\n".join(said.splitlines()[-20:])
             raise RuntimeError(f"{' '.join(map(str, cmd))} failed (exit {p.returncode}) in {cwd}:\n{tail}")
-    return Run(wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
+    return Run(wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, said)
 
 
-# a job's log (logs/<path>.log) ends with the CPU it took (rlvr/cli.py's job_cost); its kind by path
-KINDS = (("train/", "training"), ("network/", "network"), ("render_", "rendering"),
-         ("aggregate_", "aggregation"))
-COST = re.compile(r"\] done in [\d.]+ s \(([\d.]+) s CPU")
-
-
-def where_it_went(copy, since, cpu):
-    """A pipeline run's CPU by kind of job: the jobs' own, from the logs written since `since` (a
-    time.time()), and Snakemake's with the shells that start the jobs (the rest of cpu)."""
-    kinds = {}
-    for log in (copy / "logs").rglob("*.log"):
-        costs = COST.findall(log.read_text()) if log.stat().st_mtime >= since else []
-        if costs:
-            path = log.relative_to(copy / "logs").as_posix()
-            kind = next((name for prefix, name in KINDS if path.startswith(prefix)), "other")
-            n, total = kinds.get(kind, (0, 0.0))
-            kinds[kind] = (n + 1, total + float(costs[-1]))
-    jobs = sum(total for _, total in kinds.values())
-    parts = [f"{kind} {total:.1f} s ({n} job{'s' * (n != 1)})"
-             for kind, (n, total) in sorted(kinds.items(), key=lambda item: -item[1][1])]
-    return f"CPU {cpu:.1f} s: " + ", ".join(parts + [f"Snakemake and its shells {cpu - jobs:.1f} s"])
+# the end of a run's summary: its jobs' CPU by kind, from their logs (workflow/rules/common.smk)
+JOBS_CPU = re.compile(r"rlvr: its jobs took ([\d.]+) s of CPU: (.*)")
 
 
 def pipeline_in(copy, cmd=SNAKEMAKE):
-    """Run cmd (a `snakemake -c2`) in copy; return its wall seconds, after printing where its CPU went."""
-    since = time.time()
+    """Run cmd (a `snakemake -c2`) in copy; return its wall seconds, after printing where its CPU
+    went: the jobs', by kind, as the run's summary says, and Snakemake's with the shells that
+    start the jobs (the rest)."""
     run = timed(cmd, copy)
-    print(f"      {run.wall:.2f} s; {where_it_went(copy, since, run.cpu)}", flush=True)
+    jobs = JOBS_CPU.search(run.said)
+    where = (f"{jobs[2]}, Snakemake and its shells {run.cpu - float(jobs[1]):.1f} s" if jobs
+             else "no job said what it cost")
+    print(f"      {run.wall:.2f} s; CPU {run.cpu:.1f} s: {where}", flush=True)
     return run.wall
 
 

@@ -139,8 +139,16 @@ def test_the_terminal_shows_the_config_summary_and_progress_not_every_job(tiny_r
     wrote = list(itertools.takewhile(lambda line: line.startswith("  "), lines[end + 1:]))
     assert len(wrote) <= len(DEMOS) + 3, text
     assert wrote[-1].startswith("  the tables and figures of demos 1, 2, 3,"), text
+    # and what its jobs took of CPU by kind, summed from the line each job's log ends with
+    cost = next(line for line in lines if line.startswith("rlvr: its jobs took "))
+    total, parts = re.fullmatch(r"rlvr: its jobs took ([\d.]+) s of CPU: (.*)", cost).groups()
+    kinds = dict(re.findall(r"([a-z][a-z ]*) ([\d.]+) s \(\d+ jobs?\)", parts))
+    assert {"training", "rendering", "aggregation"} <= set(kinds), cost
+    assert abs(sum(map(float, kinds.values())) - float(total)) <= 0.05 * len(kinds), cost
+    for log in (tiny_run / "logs").rglob("*.log"):
+        assert re.search(r"\] done in [\d.]+ s \([\d.]+ s CPU, peak \d+ MB\)\n\Z", log.read_text()), log
     progress = [line for line in lines if re.search(r"\] \d+ of \d+ jobs done", line)]
-    other = [line for line in lines if line not in progress + summary + wrote]
+    other = [line for line in lines if line not in progress + summary + wrote + [cost]]
     assert len(other) < 8, text
 
 
