@@ -21,7 +21,7 @@ for demo in ASKED:
             checksums=checksums(f"render_{demo.name}"),
         log:
             f"{LOGS}/render_{demo.name}.log",
-        priority: 0 if ROWS_BY_DEMO.get(demo.name) else 1  # demos 1-2: beside training
+        priority: 1  # as soon as its rows are trained, before the aggregations: an edited row's figures first
         group:
             "render"
         conda:
