@@ -85,13 +85,15 @@ JOBS_CPU = re.compile(r"rlvr: its jobs took ([\d.]+) s of CPU: (.*)")
 
 def pipeline_in(copy, cmd=SNAKEMAKE):
     """Run cmd (a `snakemake -c2`) in copy; return its wall seconds, after printing where its CPU
-    went: the jobs', by kind, as the run's summary says, and Snakemake's with the shells that
-    start the jobs (the rest)."""
+    went (the jobs', by kind, as the run's summary says, and Snakemake's with the shells that
+    start the jobs: the rest) and the demos it rendered."""
     run = timed(cmd, copy)
     jobs = JOBS_CPU.search(run.said)
     where = (f"{jobs[2]}, Snakemake and its shells {run.cpu - float(jobs[1]):.1f} s" if jobs
              else "no job said what it cost")
-    print(f"      {run.wall:.2f} s; CPU {run.cpu:.1f} s: {where}", flush=True)
+    drawn = re.search(r"the tables and figures of (demos? [\d, ]+)", run.said)
+    drawn = drawn[1] if drawn else "no demo"
+    print(f"      {run.wall:.2f} s; CPU {run.cpu:.1f} s: {where}; rendered {drawn}", flush=True)
     return run.wall
 
 
