@@ -391,11 +391,13 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     trained = re.findall(r"^  trains results/(\S+)$", dry, re.M)  # the dry run names a few training jobs
     assert len(trained) == 2 and all(row.endswith("_seeds7") for row in trained), trained
     ran = snakemake(tmp_path, "-c1", config=more)
-    # on one core, the rendering of the demos that read the row comes before the aggregations
-    # (which wait on every row): an edited row's figures first
-    logs = {path.stem: path.stat().st_mtime for path in (tmp_path / "logs").glob("*.log")}
-    assert max(logs["render_training"], logs["render_passk_after_training"]) < min(
-        logs["aggregate_training"], logs["aggregate_passk"]), logs
+    # on one core, the rendering of the demos that read the row starts before the aggregations
+    # (which wait on every row): an edited row's figures first (Snakemake's log: the jobs in the
+    # order they started)
+    log = max((tmp_path / ".snakemake" / "log").glob("*.snakemake.log"))  # named by the time it began
+    started = re.findall(r"^(?:local)?rule (\w+):$", log.read_text(), re.M)
+    assert max(started.index("render_training"), started.index("render_passk_after_training")) < min(
+        started.index("aggregate_training"), started.index("aggregate_passk")), started
     # what it wrote, said at its end: seed 7 of two rows, demo 3's aggregates, demos 3 and 6
     said = (ran.stdout + ran.stderr).split("rlvr: this run wrote\n")[1].splitlines()
     assert said[:3] == ["  training: 2 rows",
