@@ -307,11 +307,11 @@ def peak_rss(n):
     task = work / "task.parquet"
     timed([PY, "-m", "rlvr", "task", "--spec", json.dumps(cfg["task"]), "--out", task], SNAP)
     train = [PY, "-m", "rlvr", "train", "--spec", to_json(row), "--task", task, "--results", work]
-    wall, rss, _ = timed(train, SNAP)
+    wall, rss, *_ = timed(train, SNAP)
     report("5a. peak RSS: one training job of 50 seeds", f"**{rss:.0f} MB** ({wall:.1f} s; {row.path})",
            "report", None, "`python -m rlvr train --spec '<grpo row, 50 seeds>' --task ... --results ...`; "
            "`python bench/run.py --only 5`")
-    wall, rss, _ = timed([PY, "-m", "rlvr", "all"], SNAP)
+    wall, rss, *_ = timed([PY, "-m", "rlvr", "all"], SNAP)
     report("5b. peak RSS: `python -m rlvr all` (default config)", f"**{rss:.0f} MB** ({wall:.1f} s)",
            "report", None, "`python -m rlvr all > /dev/null`; `python bench/run.py --only 5`")
 
