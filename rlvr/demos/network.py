@@ -308,21 +308,23 @@ class ToyChange(NamedTuple):
 
 
 class ToyPaired(NamedTuple):
-    """A toy experiment's this row minus its base row, paired by seed: value ("passk", k) with k
+    """A toy experiment's this row minus its base row, paired by seed, both with the knobs of
+    `common` and each with its own (`this`, `base`: where they differ): value ("passk", k) with k
     a number or TOP, or a curve's (column, level) at its last step."""
     experiment: str
     value: tuple
+    common: dict
     this: dict
     base: dict
 
     def __call__(self, frames):
         kind, arg = self.value
         value = (kind, _top_k(frames) if arg == TOP else arg)
-        return _toy_paired(frames, self.experiment, value, self.this, self.base)
+        return _toy_paired(frames, self.experiment, value, *(knobs for _, knobs in self.rows))
 
     @property
     def rows(self):
-        return ((self.experiment, self.this), (self.experiment, self.base))
+        return tuple((self.experiment, {**self.common, **own}) for own in (self.this, self.base))
 
 
 class ToyOf(NamedTuple):
@@ -337,10 +339,14 @@ class ToyOf(NamedTuple):
 
 TOY_LR = 2.0  # the lecture's lr: every toy row a prediction reads
 _TABULAR = {"lr": TOY_LR, "shared_lr": 0.0}
-_SHARED_GRPO = {"method": "grpo", "lr": TOY_LR, "shared_lr": 0.05}  # demo 11's most shared
-_GROUP_TOY = ("group_size", {"method": "grpo", "lr": TOY_LR})  # at the network's two G
+_GRPO = {"method": "grpo", "lr": TOY_LR}
+# demo 3's GRPO against REINFORCE (no baseline) at offset 0, the toy's side of two predictions
+_GRPO_AGAINST_NONE = ToyPaired("training", ("passk", 1), {"lr": TOY_LR, "reward_offset": 0.0},
+                               {"method": "grpo"}, {"method": "none"})
+_SHARED_GRPO = {**_GRPO, "shared_lr": 0.05}  # demo 11's most shared
+_GROUP_TOY = ("group_size", _GRPO)  # at the network's two G
 _KL_TOY = ("narrowing_remedies", _SHARED_GRPO)  # at the network's β, and without KL
-_KL_PLACEMENT_TOY = ("kl_penalty", {"method": "grpo", "lr": TOY_LR, "kl_estimator": "k3"})  # the network's β
+_KL_PLACEMENT_TOY = ("kl_penalty", {**_GRPO, "kl_estimator": "k3"})  # at the network's β
 PREDICTIONS = (
     # Yue et al.: RL raises pass@1 and lowers pass@k at large k; the toy shows it with shared weights
     Prediction("crossover_pass1", {"en": "GRPO's pass@1 − the start's",
@@ -353,28 +359,22 @@ PREDICTIONS = (
                lambda f: _net_change(f, ("passk", _top_k(f)), _net("grpo"))),
     # Zhu et al.: training on the wrong answers alone keeps pass@k at large k
     Prediction("nsr_against_psr", {"en": "pass@{hi}: NSR − PSR", "zh": "pass@{hi}：NSR − PSR"},
-               ToyPaired("negative_samples", ("passk", TOP), {"method": "nsr", **_TABULAR},
-                         {"method": "psr", **_TABULAR}),
+               ToyPaired("negative_samples", ("passk", TOP), _TABULAR, {"method": "nsr"}, {"method": "psr"}),
                lambda f: _net_paired(f, ("passk", _top_k(f)), _net("nsr"), _net("psr"))),
     # the lecture's demo 3: a baseline and normalisation against none, at equal lr
     Prediction("grpo_against_reinforce_sgd", {"en": "pass@1: GRPO − REINFORCE, SGD",
                                               "zh": "pass@1：GRPO − REINFORCE（SGD）"},
-               ToyPaired("training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
-                                                    "reward_offset": 0.0},
-                         {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
+               _GRPO_AGAINST_NONE,
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", "sgd"), _net("none", "sgd"))),
     Prediction("grpo_against_reinforce_adam", {"en": "pass@1: GRPO − REINFORCE, Adam (the toy: SGD)",
                                                "zh": "pass@1：GRPO − REINFORCE（Adam；玩具模型：SGD）"},
-               ToyPaired("training", ("passk", 1), {"method": "grpo", "lr": TOY_LR,
-                                                    "reward_offset": 0.0},
-                         {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
+               _GRPO_AGAINST_NONE,
                lambda f: _net_paired(f, ("passk", 1), _net("grpo"), _net("none"))),
     # the lecture's demo 3: a reward offset of 5 stalls REINFORCE, which has no baseline to remove it
     Prediction("offset_stalls_reinforce", {"en": "REINFORCE's pass@1: offset 5 − offset 0, SGD",
                                            "zh": "REINFORCE 的 pass@1：格式分 5 − 格式分 0（SGD）"},
-               ToyPaired("training", ("passk", 1), {"method": "none", "lr": TOY_LR,
-                                                    "reward_offset": 5.0},
-                         {"method": "none", "lr": TOY_LR, "reward_offset": 0.0}),
+               ToyPaired("training", ("passk", 1), {"method": "none", "lr": TOY_LR},
+                         {"reward_offset": 5.0}, {"reward_offset": 0.0}),
                lambda f: _net_paired(f, ("passk", 1), {**_net("none", "sgd"), "reward_offset": 5.0},
                                      _net("none", "sgd"))),
     # the lecture's demo 4: at a fixed number of answers a step, smaller groups (more prompts)
@@ -385,20 +385,15 @@ PREDICTIONS = (
     # the objective: a second clipped update on each batch (μ = 2, ε 0.2) against one
     Prediction("more_updates", {"en": "GRPO's pass@1: μ = 2 − μ = 1 updates a batch",
                                 "zh": "GRPO 的 pass@1：每批 μ = 2 − μ = 1 次更新"},
-               ToyPaired("clipping", ("passk", 1),
-                         {"method": "grpo", "lr": TOY_LR, "epochs": 2, "clip_high": 0.2},
-                         {"method": "grpo", "lr": TOY_LR, "epochs": 1, "clip_high": 0.2}),
+               ToyPaired("clipping", ("passk", 1), {**_GRPO, "clip_high": 0.2}, {"epochs": 2}, {"epochs": 1}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2), _net("grpo"))),
     # the policy loss where π has moved from π_old: CISPO caps a moved answer's weight, PPO zeroes it
     Prediction("cispo_against_ppo", {"en": "GRPO's pass@1: CISPO − PPO's clip (the toy: μ = 4, tokens "
                                            "averaged; the network: μ = 2)",
                                      "zh": "GRPO 的 pass@1：CISPO − PPO 裁剪（玩具模型：μ = 4，按 token "
                                            "平均；网络：μ = 2）"},
-               ToyPaired("policy_losses", ("passk", 1),
-                         {"method": "grpo", "lr": TOY_LR, "epochs": 4, "minibatches": 1,
-                          "policy_loss": "cispo"},
-                         {"method": "grpo", "lr": TOY_LR, "epochs": 4, "minibatches": 1,
-                          "policy_loss": "ppo"}),
+               ToyPaired("policy_losses", ("passk", 1), {**_GRPO, "epochs": 4, "minibatches": 1},
+                         {"policy_loss": "cispo"}, {"policy_loss": "ppo"}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2, policy_loss="cispo"),
                                      _net("grpo", epochs=2))),
     # asynchronous training: answers drawn by the policy of some steps before, uncorrected (demo 15)
@@ -406,11 +401,8 @@ PREDICTIONS = (
                                        "of 300 steps stale; the network: 4 of {steps})",
                                  "zh": "GRPO 的 pass@1：过时的采样器（不校正）− 同策略（玩具模型：落后 300 步"
                                        "中的 16 步；网络：{steps} 步中的 4 步）"},
-               ToyPaired("off_policy", ("passk", 1),
-                         {"method": "grpo", "lr": TOY_LR, "sampler_lag": 16, "sampler_noise": 0.0,
-                          "is_correction": "none"},
-                         {"method": "grpo", "lr": TOY_LR, "sampler_lag": 0, "sampler_noise": 0.0,
-                          "is_correction": "none"}),
+               ToyPaired("off_policy", ("passk", 1), {**_GRPO, "sampler_noise": 0.0, "is_correction": "none"},
+                         {"sampler_lag": 16}, {"sampler_lag": 0}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", sampler_lag=4), _net("grpo"))),
     # the KL to the reference (k3 in the loss, GRPO's and TRL's), at the network's β, against none
     Prediction("kl_costs_pass1", {"en": "GRPO's pass@1: a KL penalty (k3, in the loss) − none",
@@ -430,9 +422,8 @@ PREDICTIONS = (
                                       "seq-mean-token-sum-norm",
                                 "zh": "GRPO，错误回答的期望长度：seq-mean-token-mean − "
                                       "seq-mean-token-sum-norm"},
-               ToyPaired("loss_aggregation", ("length_wrong", "all"),
-                         {"method": "grpo", "lr": TOY_LR, "loss_agg": "seq-mean-token-mean"},
-                         {"method": "grpo", "lr": TOY_LR, "loss_agg": DEFAULT_AGG}),
+               ToyPaired("loss_aggregation", ("length_wrong", "all"), _GRPO,
+                         {"loss_agg": "seq-mean-token-mean"}, {"loss_agg": DEFAULT_AGG}),
                lambda f: _net_paired(f, ("length_wrong", "all"), _net("grpo", loss_agg="seq-mean-token-mean"),
                                      _net("grpo"))),
 )
