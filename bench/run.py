@@ -79,21 +79,20 @@ def timed(cmd, cwd):
     return Run(wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, said)
 
 
-# the end of a run's summary: its jobs' CPU by kind, from their logs (workflow/rules/common.smk)
-JOBS_CPU = re.compile(r"rlvr: its jobs took ([\d.]+) s of CPU: (.*)")
-
-
 def pipeline_in(copy, cmd=SNAKEMAKE):
     """Run cmd (a `snakemake -c2`) in copy; return its wall seconds, after printing where its CPU
-    went (the jobs', by kind, as the run's summary says, and Snakemake's with the shells that
-    start the jobs: the rest) and the demos it rendered."""
+    went (the jobs', by kind, from their logs as the run's last line sums them, and Snakemake's
+    with the shells that start the jobs: the rest) and the demos it rendered."""
+    from rlvr.cli import by_kind, jobs_cost  # the snapshot's
+
+    started = time.time()
     run = timed(cmd, copy)
-    jobs = JOBS_CPU.search(run.said)
-    where = (f"{jobs[2]}, Snakemake and its shells {run.cpu - float(jobs[1]):.1f} s" if jobs
-             else "no job said what it cost")
+    costs = jobs_cost(copy / "logs", started)
+    own = run.cpu - sum(cpu for _, cpu in costs.values())
     drawn = re.search(r"the tables and figures of (demos? [\d, ]+)", run.said)
     drawn = drawn[1] if drawn else "no demo"
-    print(f"      {run.wall:.2f} s; CPU {run.cpu:.1f} s: {where}; rendered {drawn}", flush=True)
+    print(f"      {run.wall:.2f} s; CPU {run.cpu:.1f} s: {by_kind(costs)}, "
+          f"Snakemake and its shells {own:.1f} s; rendered {drawn}", flush=True)
     return run.wall
 
 
@@ -134,20 +133,15 @@ def base_config():
 LECTURE = ("reference", "gradients", "training", "group_size", "passk_after_training")  # its script's demos
 
 
-def demo_sections(but=()):
-    """The config sections of the demos (rlvr.demos), but those named: every demo but demo 3 has one."""
+def demos_off(but=()):
+    """Every demo switched off but those named (rlvr.demos: demo 3 has no section, it cannot be)."""
     from rlvr.demos import DEMOS
 
-    return [demo.section for demo in DEMOS if demo.section and demo.name not in but]
+    return {demo.section: {"enabled": False} for demo in DEMOS if demo.section and demo.name not in but}
 
 
-def later_demos_off():
-    """Every demo beyond the lecture's switched off."""
-    return {section: {"enabled": False} for section in demo_sections(but=LECTURE)}
-
-
-LATER_DEMOS_OFF = later_demos_off()
-DEMOS_OFF = {section: {"enabled": False} for section in demo_sections()}  # every demo but demo 3
+LATER_DEMOS_OFF = demos_off(but=LECTURE)  # the lecture's demos on
+DEMOS_OFF = demos_off()  # demo 3 alone on
 
 
 def write_config(name, cfg):

@@ -16,6 +16,7 @@ matplotlib.
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from importlib import import_module
@@ -41,6 +42,34 @@ def job_cost():
     cpu, wall = os.times(), time.perf_counter() - STARTED
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
     return f"done in {wall:.2f} s ({cpu.user + cpu.system:.2f} s CPU, peak {peak:.0f} MB)"
+
+
+JOB_COST = re.compile(r"\] done in [\d.]+ s \(([\d.]+) s CPU")  # job_cost's line in a log, its CPU
+# a job's kind by its log's path under logs/ (the rules' log: directives); any other: "other"
+JOB_KINDS = {"train/": "training", "network/": "network", "gradient_stats/": "gradient statistics",
+             "aggregate_": "aggregation", "render_": "rendering"}
+
+
+def jobs_cost(logs, since):
+    """{kind: (jobs, CPU seconds)}, the kinds most costly first, of the jobs whose logs under
+    `logs` were written since `since` (a time.time()), from the line each ends with (job_cost)."""
+    from pathlib import Path
+
+    costs = {}
+    for path in Path(logs).rglob("*.log"):
+        said = JOB_COST.findall(path.read_text(errors="replace")) if path.stat().st_mtime >= since else []
+        if said:
+            path = path.relative_to(logs).as_posix()
+            kind = next((k for prefix, k in JOB_KINDS.items() if path.startswith(prefix)), "other")
+            jobs, cpu = costs.get(kind, (0, 0.0))
+            costs[kind] = (jobs + 1, cpu + float(said[-1]))
+    return dict(sorted(costs.items(), key=lambda item: -item[1][1]))
+
+
+def by_kind(costs):
+    """jobs_cost's as words: "training 6.8 s (3 jobs), rendering 3.5 s (2 jobs), ..."."""
+    return ", ".join(f"{kind} {cpu:.1f} s ({jobs} job{'s' * (jobs != 1)})"
+                     for kind, (jobs, cpu) in costs.items())
 
 
 def cmd_claims(a):

@@ -2,7 +2,6 @@
 import hashlib
 import json
 import os
-import re
 import shlex
 import sys
 import time
@@ -13,7 +12,7 @@ from snakemake.exceptions import WorkflowError
 BASE = Path(workflow.basedir)
 sys.path.insert(0, str(BASE))  # the rlvr next to this Snakefile, even if not installed
 
-from rlvr import binding, budget, io, packs, runlock, specs
+from rlvr import binding, budget, cli, io, packs, runlock, specs
 from rlvr.net import specs as netspecs
 from rlvr import config as C
 from rlvr import codeversion
@@ -444,42 +443,17 @@ def note_what_was_written(failed=False):
 
 
 PARSED_AT = time.time()  # a job log written since is this run's (what_the_jobs_cost)
-# a job's kind, by its log's path under logs/ (the rules' log: directives)
-JOB_KINDS = {
-    "train/": "training",
-    "network/": "network",
-    "gradient_stats/": "gradient statistics",
-    "aggregate_": "aggregation",
-    "render_": "rendering",
-}
 
 
 def what_the_jobs_cost(since):
     """ "rlvr: its jobs took N s of CPU: training A s (k jobs), ...", the kinds most costly first,
     from the line each job's log ends with (rlvr/cli.py's job_cost), of the logs written since
     `since` (a time.time()); None if no job said what it cost."""
-    costs = {}
-    for log in Path(LOGS).rglob("*.log"):
-        if log.stat().st_mtime < since:
-            continue
-        said = re.findall(
-            r"\] done in [\d.]+ s \(([\d.]+) s CPU", log.read_text(errors="replace")
-        )
-        if said:
-            path = log.relative_to(LOGS).as_posix()
-            kind = next(
-                (k for p, k in JOB_KINDS.items() if path.startswith(p)), "other"
-            )
-            jobs, cpu = costs.get(kind, (0, 0.0))
-            costs[kind] = (jobs + 1, cpu + float(said[-1]))
+    costs = cli.jobs_cost(LOGS, since)
     if not costs:
         return None
-    parts = [
-        f"{kind} {cpu:.1f} s ({jobs} job{'s' * (jobs != 1)})"
-        for kind, (jobs, cpu) in sorted(costs.items(), key=lambda item: -item[1][1])
-    ]
     total = sum(cpu for _, cpu in costs.values())
-    return f"rlvr: its jobs took {total:.1f} s of CPU: " + ", ".join(parts)
+    return f"rlvr: its jobs took {total:.1f} s of CPU: {cli.by_kind(costs)}"
 
 
 def what_was_written(paths, failed=False):
