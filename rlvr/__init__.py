@@ -4,6 +4,10 @@ The names the lecture script imports (it was written against `toy_rlvr`):
     from rlvr import LEVEL_NAMES, Policy, advantages, make_task, pad, pass_at_k, train
 """
 
+from . import numerics
+
+numerics.pin()  # before numpy and torch are imported: the same bits on every x86 CPU (rlvr/numerics.py)
+
 # name -> the module that defines it, imported on first use: `import rlvr` imports nothing
 # else, so a pipeline job loads (and its cache entry depends on) only the modules it uses
 _HOME = {

@@ -30,7 +30,11 @@ STARTED = time.perf_counter()  # a job's wall time counts from here (Python's st
 def run_stage(a):
     """Run a pipeline stage: rlvr/jobs/<stage>.py's run; its log's last line says what the job
     cost (where a run's time goes, job by job: bench/run.py sums these lines)."""
-    import_module(f".jobs.{a.command}", __package__).run(a)
+    from .numerics import check
+
+    job = import_module(f".jobs.{a.command}", __package__)
+    check(f"the {a.command} job")  # the platform rlvr pinned at import, or no work (rlvr/numerics.py)
+    job.run(a)
     log(job_cost())
 
 
@@ -306,6 +310,9 @@ def cmd_all(a):
     from .report import render_text
 
     cfg = C.load_config(a.config)
+    from .numerics import check
+
+    check("python -m rlvr all")
     if a.results:  # a run of its own, refused while another holds the directory, before any work;
         # the lock is held until this process exits (take() leaves its file descriptor open)
         runlock.take(runlock.state_of(a.results), what="python -m rlvr all")

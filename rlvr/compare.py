@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from . import claims as K
 from . import config as C
 from . import io
 from .compute import job_files
@@ -44,21 +45,26 @@ def differs(a, b):
 
 
 def difference(a, b):
-    """B − A of two rows' values by seed (Series indexed by seed): (mean, s.e., seeds, paired).
-    Paired over the seeds both ran where they share at least two; else unpaired, each row's
-    mean over all its seeds, s.e. from both rows' spread (NaN where a row has one seed)."""
+    """B − A of two rows' values by seed (Series indexed by seed): (mean, s.e., seeds, paired,
+    resolved). Paired over the seeds both ran where they share at least two (n − 1 degrees of
+    freedom); else unpaired, each row's mean over all its seeds, s.e. from both rows' spread (NaN
+    where a row has one seed) at Welch-Satterthwaite's degrees of freedom. Resolved by the one
+    rule of every claim (rlvr/claims.py resolved)."""
     common = a.index.intersection(b.index)
     if len(common) >= 2:
         d = b[common].to_numpy() - a[common].to_numpy()
-        return d.mean(), d.std(ddof=1) / np.sqrt(len(d)), len(d), True
-    se = np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
-    return b.mean() - a.mean(), se, min(len(a), len(b)), False
+        mean, se, n = d.mean(), d.std(ddof=1) / np.sqrt(len(d)), len(d)
+        return mean, se, n, True, K.resolved(mean, se, n)
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    se, n = np.sqrt(va + vb), min(len(a), len(b))
+    dof = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)) if va + vb > 0 and n > 1 else n - 1
+    return b.mean() - a.mean(), se, n, False, n > 1 and K.resolved(b.mean() - a.mean(), se, n, dof)
 
 
 class Comparison(NamedTuple):
     shared: list  # [row] both name
     # a line per pair of rows: experiment, what differs, mean of A and of B, their difference
-    # B − A and its standard error se, seeds, paired or not, resolved (|B − A| > 3 s.e.)
+    # B − A and its standard error se, seeds, paired or not, resolved (rlvr/claims.py resolved)
     pairs: pd.DataFrame
     only_a: list  # [row] left without a partner
     only_b: list
@@ -79,10 +85,10 @@ def compare(a, b, y):
         row_b = min(candidates, key=lambda row: len(differs(row_a, row)))
         only_a.remove(row_a)
         only_b.remove(row_b)
-        mean, se, n, paired = difference(a[row_a], b[row_b])
+        mean, se, n, paired, resolved = difference(a[row_a], b[row_b])
         lines.append({"experiment": row_a.experiment, "differs": ", ".join(differs(row_a, row_b)),
                       "A": a[row_a].mean(), "B": b[row_b].mean(), "difference": mean, "se": se,
-                      "seeds": n, "paired": paired, "resolved": bool(abs(mean) > 3 * se)})
+                      "seeds": n, "paired": paired, "resolved": bool(resolved)})
     columns = ["experiment", "differs", "A", "B", "difference", "se", "seeds", "paired", "resolved"]
     seeds = [{row: list(values.index) for row, values in side.items()} for side in (a, b)]
     return Comparison(shared, pd.DataFrame(lines, columns=columns), only_a, only_b, y, *seeds)
@@ -103,7 +109,8 @@ def report(c, name_a, name_b):
                     f"A {_seeds(c.seeds_a[more[0]])}, B {_seeds(c.seeds_b[more[0]])}")
     if len(c.pairs):
         out.append(f"differ: {_rows(len(c.pairs))}, {c.y}: B − A ± one standard error "
-                   "(resolved: more than 3 s.e. from 0)")
+                   f"(resolved: a two-sided t test at α = {K.ALPHA:g} for the seeds' degrees of freedom, "
+                   f"on {K.MIN_SEEDS} seeds or more)")
         width = max(len(d) for d in c.pairs["differs"])
         for line in c.pairs.itertuples(index=False):
             out.append(f"  {line.experiment:<18} {line.differs:<{width}}  A {line.A:.4f}  B {line.B:.4f}  "

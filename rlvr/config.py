@@ -22,7 +22,7 @@ from . import io, specs
 from .budget import memory_mb, sampler_copies
 from .demos import DEMOS
 from .knobs import BOUND_SIGNS, KNOBS, OBJECTIVE, OPTIONAL, ROW_FIELDS, expand_rows, row_schema
-from .net.specs import JOB_FIELDS, NET_FIELDS, NET_FILES, NET_KNOBS, NetBase, NetRow, net_budget
+from .net.specs import JOB_FIELDS, NET_FIELDS, NET_FILES, NET_KNOBS, NOT_READ, NetBase, NetRow, net_budget
 from .objective import Objective, minibatches_problem
 from .specs import GradStatJob, TrainRow
 from .task import LEVEL_KEYS
@@ -92,7 +92,8 @@ def schema():
     # libyaml's loader where PyYAML has it: the same values, a tenth of the time (40 ms a parse)
     out = yaml.load(SCHEMA_PATH.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     out["$defs"]["row"] = row_schema()
-    out["$defs"]["net_row"] = row_schema(NET_KNOBS)
+    # a toy knob the network's trainer does not read: refused by name, as any unknown key, with why
+    out["$defs"]["net_row"] = row_schema(NET_KNOBS) | {"x-not-read": list(NOT_READ)}
     sections, properties = {DEMO_DEFAULTS: demo_defaults_schema()}, {}
     for demo in DEMOS:
         if demo.module.ROWS:
@@ -246,7 +247,10 @@ def _plain(error):
                 + did_you_mean(value, error.validator_value))
     if how == "additionalProperties" and isinstance(value, dict):
         known = list(schema.get("properties", {}))
-        unknown = [f"unknown key {k!r}{did_you_mean(k, known)}" for k in value if k not in known]
+        not_read = schema.get("x-not-read", ())
+        unknown = [f"{k!r} is a knob of the toy's rows that the network's trainer does not read "
+                   f"(rlvr/net/specs.py NET_KNOBS)" if k in not_read else
+                   f"unknown key {k!r}{did_you_mean(k, known)}" for k in value if k not in known]
         return f"{'; '.join(unknown)}; the keys here are: {', '.join(known)}"
     if how == "minItems" and error.validator_value == 1:
         return "is empty; give at least one value"

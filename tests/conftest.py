@@ -3,6 +3,8 @@ from pathlib import Path
 
 import pytest
 
+import rlvr  # noqa: F401  before numpy and torch: the pinned numeric platform (rlvr/numerics.py)
+
 REPO = Path(__file__).resolve().parents[1]
 
 

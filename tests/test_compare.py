@@ -38,13 +38,28 @@ def test_rows_are_shared_paired_with_the_nearest_or_left_alone():
     assert line.seeds == 4 and line.paired
     assert line.difference == pytest.approx(d.mean(), abs=1e-15)
     assert line.se == pytest.approx(d.std(ddof=1) / 2, abs=1e-15)
-    assert line.resolved == (abs(d.mean()) > 3 * d.std(ddof=1) / 2)
+    assert not line.resolved  # 4 seeds: fewer than the 5 any ordering needs, whatever the difference
+
+
+def test_a_difference_is_resolved_by_the_t_test_at_its_seeds_degrees_of_freedom():
+    """At 5 seeds (4 dof) the two-sided 1% critical value is 4.604 s.e. (a printed t table), at 10
+    seeds 3.250: a paired difference just beyond it is resolved, just within it is not."""
+    for n, t in ((5, 4.604), (10, 3.250)):
+        for factor, expected in ((1.001, True), (0.999, False)):
+            noise = np.resize([1.0, -1.0], n) * (1.0 if n % 2 == 0 else np.sqrt(n / (n - 1)))
+            noise -= noise.mean()  # mean 0; its s.e. is then noise.std(ddof=1) / √n
+            se = noise.std(ddof=1) / np.sqrt(n)
+            a = pd.Series(np.zeros(n))
+            b = pd.Series(noise + factor * t * se)
+            assert difference(a, b)[4] == expected, (n, factor)
+    few = pd.Series([0.0, 0.0, 0.0, 0.0]), pd.Series([1.0, 1.001, 0.999, 1.0])  # 4 seeds: never
+    assert not difference(*few)[4]
 
 
 def test_rows_with_fewer_than_two_seeds_in_common_are_compared_unpaired():
     a, b = pd.Series([0.1, 0.3, 0.2], index=[0, 1, 2]), pd.Series([0.6, 0.4], index=[2, 7])
-    mean, se, n, paired = difference(a, b)
-    assert not paired and n == 2
+    mean, se, n, paired, resolved = difference(a, b)
+    assert not paired and n == 2 and not resolved
     assert mean == pytest.approx(0.5 - 0.2) and se == pytest.approx(np.sqrt(0.01 / 3 + 0.02 / 2))
 
 

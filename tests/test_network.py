@@ -65,6 +65,20 @@ def test_a_config_asks_for_a_base_and_a_job_a_row_and_bad_rows_are_refused(tmp_p
         C.load_config(micro_config(tmp_path, model={"n_layer": 1, "d_model": 10, "n_head": 4}))
 
 
+def test_a_network_row_takes_exactly_the_objective_knobs_its_trainer_reads():
+    """NET_OBJECTIVE (rlvr/net/specs.py) is what rlvr/net/objective.py and rlvr/net/train.py read off
+    the Objective: a knob the trainer does not read is no network row's (tests/test_recipe.py adds
+    one and sees a network row that sets it refused by name)."""
+    import re
+
+    from rlvr.knobs import OBJECTIVE
+    from rlvr.net.specs import NET_OBJECTIVE
+
+    source = "".join((REPO / "rlvr" / "net" / f).read_text() for f in ("objective.py", "train.py"))
+    read = set(re.findall(r"\bobj\.(\w+)", source)) & set(OBJECTIVE)
+    assert read == set(NET_OBJECTIVE), (read ^ set(NET_OBJECTIVE))
+
+
 def test_a_rows_numbers_are_the_same_bits_alone_packed_and_rerun():
     """Seed 1 trained beside seed 0 or alone: every file's rows of seed 1 the same bits; and a
     second run of the pair, the same bits again (one torch thread)."""

@@ -13,6 +13,10 @@ from conftest import REPO
 from rlvr import claims as K
 from rlvr import report
 
+# an ordering over seeds: resolved by the claims' rule (rlvr/claims.py) at any number of seeds from
+# its least, 5 (|d| > t(4)·s.e. = 4.60 s.e.; more seeds lower the critical value, never raise it)
+T5 = K.t_quantile(K.MIN_SEEDS - 1)
+
 
 def _gs(res, offset, method, level="medium"):
     gs = res["gradstats"]
@@ -73,7 +77,7 @@ def test_demo2_grpo_overshoots_every_level_most_on_very_hard(default_results):
         row = _gs(default_results, 0.0, "grpo", level)
         ratio[level] = row["grad_mean"] / row["true_grad"]
         se[level] = row["grad_mean_se"] / row["true_grad"]
-        assert ratio[level] - 1 > 3 * se[level], level  # exceeds the true gradient by > 3 s.e.
+        assert ratio[level] - 1 > 3 * se[level], level  # exceeds the true gradient (resolved)
     gap = ratio["very_hard"] - ratio["medium"]
     assert gap > 3 * np.hypot(se["very_hard"], se["medium"])
 
@@ -113,7 +117,7 @@ def test_demo3_none_at_lr8_close_to_grpo_at_lr4(default_results):
 
 
 def test_demo4_smaller_groups_end_higher_with_more_zero_signal(default_results):
-    """At 128 answers a step, each halving of G ends higher by more than 3 s.e. (40 seeds: at 5
+    """At 128 answers a step, each halving of G ends higher resolved (40 seeds: at 5
     the G = 2 / G = 4 gap, about 0.01, is within one s.e.) and leaves more groups without signal."""
     gz = default_results["runs"]
     gz = gz[gz["experiment"] == "group_size"]
@@ -121,7 +125,7 @@ def test_demo4_smaller_groups_end_higher_with_more_zero_signal(default_results):
     assert list(final) == [2, 4, 8, 16, 32] and all(len(v) == 40 for v in final.values())
     for small, large in zip(list(final)[:-1], list(final)[1:]):
         d, se = _diff_se(final[small], final[large])
-        assert d > 3 * se, (small, large, d, se)  # smaller G ends higher: more than 3 s.e.
+        assert d > T5 * se, (small, large, d, se)  # smaller G ends higher: resolved
     zero = gz.groupby("G")["zero_signal_frac"].mean()
     assert zero.is_monotonic_decreasing  # and has more groups with no signal
     assert (gz.groupby("G")["prompts_per_step"].first() * zero.index == 128).all()
@@ -184,7 +188,7 @@ def test_tables_render_in_both_languages(default_results):
 
 def test_plain_grpo_needs_fewer_answers_than_dynamic_sampling_to_reach_0_8_and_0_9(default_results):
     """Demo 5 (20 seeds): to reach pass@1 0.8 and 0.9, plain GRPO draws fewer answers than
-    dynamic sampling, by more than 3 s.e. of the difference; both reach every target."""
+    dynamic sampling, resolved (α = 0.01); both reach every target."""
     from rlvr.demos.dynamic_sampling import answers_to_reach
 
     curves = default_results["curves"]
@@ -193,7 +197,7 @@ def test_plain_grpo_needs_fewer_answers_than_dynamic_sampling_to_reach_0_8_and_0
     assert len(dyn) == len(plain) == 20 and not reach.isna().any().any()
     for target in (0.8, 0.9):
         d, se = _diff_se(dyn[target].to_numpy(), plain[target].to_numpy())
-        assert d > 3 * se, (target, d, se)
+        assert d > T5 * se, (target, d, se)
 
 
 # --- demos 8-10: the rest of GRPO's objective (README "The rest of GRPO's objective") ---------
@@ -227,9 +231,9 @@ def test_demo8_clipping_never_binds_at_one_update_and_more_updates_help_a_little
     for mu in (2, 4):
         runs = _final_curves(default_results, "clipping", epochs=mu, clip_high=0.2)
         gain, se = _paired(runs["pass1"], one[0]["pass1"])
-        assert gain > 3 * se, (mu, gain, se)  # more updates per batch: higher, > 3 s.e. (paired)
+        assert gain > T5 * se, (mu, gain, se)  # more updates per batch: higher, resolved (paired)
         drop, se = _paired(runs["entropy"], one[0]["entropy"])
-        assert drop < -3 * se, (mu, drop, se)  # and lower entropy
+        assert drop < -T5 * se, (mu, drop, se)  # and lower entropy
         share = clip.loc[(clip["epochs"] == mu) & (clip["step"] > 0), "clip_frac"].mean()
         assert 0.03 < share < 0.15, share  # the README's "5-10%"
         gains.append(gain)
@@ -240,9 +244,9 @@ def test_demo8_clip_higher_lowers_entropy_in_this_toy(default_results):
     low = _final_curves(default_results, "clipping", epochs=4, clip_high=0.2)
     high = _final_curves(default_results, "clipping", epochs=4, clip_high=0.4)
     d, se = _paired(high["entropy"], low["entropy"])
-    assert d < -3 * se, (d, se)  # > 3 s.e. lower, paired
+    assert d < -T5 * se, (d, se)  # resolved lower, paired
     d, se = _paired(high["pass1"], low["pass1"])
-    assert d > 3 * se, (d, se)
+    assert d > T5 * se, (d, se)
 
 
 def test_demo9_kl_penalty_orders_by_estimator_and_placement(default_results):
@@ -252,9 +256,9 @@ def test_demo9_kl_penalty_orders_by_estimator_and_placement(default_results):
     none = _final_curves(default_results, "kl_penalty", kl_beta=0.0)["kl_ref"]
     order = [("k1", "reward"), ("k2", "loss"), ("k3", "loss"), ("k2", "reward"), ("k3", "reward")]
     values = [kl[key] for key in order] + [none]
-    for a, b in zip(values, values[1:]):  # each adjacent pair > 3 s.e. apart (independent s.e.)
+    for a, b in zip(values, values[1:]):  # each adjacent pair resolved apart (independent s.e.)
         diff, se = _diff_se(b.to_numpy(), a.to_numpy())
-        assert diff > 3 * se, (diff, se)
+        assert diff > T5 * se, (diff, se)
     # k1 as a loss has zero expected gradient: it moves the final KL by under 5% at every β
     for beta in (0.1, 0.3, 1.0):
         k1 = _final_curves(default_results, "kl_penalty", kl_beta=beta, kl_estimator="k1",
@@ -273,9 +277,9 @@ def test_demo9_k3_in_the_reward_points_away_from_both_kls_on_trained_policies(de
         return x.mean(), x.std(ddof=1) / np.sqrt(len(x))
 
     m, se = cos("k3", "reward", "reverse")
-    assert m < -3 * se, (m, se)
+    assert m < -T5 * se, (m, se)
     m, se = cos("k3", "reward", "forward")
-    assert m < -0.9 and m + 3 * se < -0.9 + 0.05
+    assert m < -0.9 and m + T5 * se < -0.9 + 0.05
     m, se = cos("k2", "reward", "reverse")
     assert m > 0.8
     for est, place, kind in (("k2", "loss", "reverse"), ("k1", "reward", "reverse"),
@@ -290,9 +294,9 @@ def test_demo10_averaging_an_answers_tokens_lengthens_wrong_answers_and_shortens
             for agg in ("seq-mean-token-sum-norm", "seq-mean-token-mean", "token-mean")}
     base = runs["seq-mean-token-sum-norm"]
     d, se = _paired(runs["seq-mean-token-mean"]["length_wrong"], base["length_wrong"])
-    assert d > 3 * se and d > 10, (d, se)  # wrong answers longer by > 3 s.e. (about 20 tokens)
+    assert d > T5 * se and d > 10, (d, se)  # wrong answers longer (resolved) (about 20 tokens)
     d, se = _paired(runs["seq-mean-token-mean"]["length_correct"], base["length_correct"])
-    assert d < -3 * se and d < -10, (d, se)  # correct answers shorter
+    assert d < -T5 * se and d < -10, (d, se)  # correct answers shorter
     d, se = _paired(runs["seq-mean-token-mean"]["pass1"], base["pass1"])  # its larger mean step:
     assert (d > 3 * se) if method == "dr_grpo" else (abs(d) < 3 * se), (d, se)  # resolved for Dr. GRPO only
     for column in ("length_wrong", "length_correct"):  # token-mean: under a token either way
@@ -342,9 +346,9 @@ def _mean_se(x):
 def test_demo11_shared_weights_raise_pass1_and_lower_pass256_below_the_reference(default_results, method,
                                                                              shared_lr):
     m, se = _mean_se(_shared(default_results, method, shared_lr, "all", 1))
-    assert m - _ref(default_results, "all", 1) > 3 * se
+    assert m - _ref(default_results, "all", 1) > T5 * se
     m, se = _mean_se(_shared(default_results, method, shared_lr, "all", 256))
-    assert _ref(default_results, "all", 256) - m > 3 * se, (m, se)
+    assert _ref(default_results, "all", 256) - m > T5 * se, (m, se)
     m, _ = _mean_se(_shared(default_results, method, shared_lr, "minority", 256))
     assert m < _ref(default_results, "minority", 256) - 0.2  # the minority prompts pay
     runs = default_results["runs"]
@@ -362,7 +366,7 @@ def test_demo11_the_tabular_policy_never_falls_below_the_reference(default_resul
 def test_demo11_the_unlikeliness_reward_narrows_as_grpo_does(default_results):
     """With one correct answer per prompt it has no rare correct answer to lift: paired with GRPO
     (same seeds), pass@256 is not resolved from GRPO's at shared lr 0.01 and 0.05, and pass@1 is
-    lower by more than 3 s.e. on both policies (README)."""
+    lower resolved on both policies (README)."""
     def paired(shared_lr, k):
         a, b = (_shared(default_results, m, shared_lr, "all", k) for m in ("unlikeliness", "grpo"))
         d = (a - b).to_numpy()
@@ -373,24 +377,24 @@ def test_demo11_the_unlikeliness_reward_narrows_as_grpo_does(default_results):
         assert abs(diff) < 3 * se, (shared_lr, diff, se)
     for shared_lr in (0.0, 0.01, 0.05):
         diff, se = paired(shared_lr, 1)
-        assert diff < -3 * se, (shared_lr, diff, se)
+        assert diff < -T5 * se, (shared_lr, diff, se)
 
 
 def test_demo11_pkpo_narrows_least(default_results):
     pkpo, grpo = (_shared(default_results, m, 0.01, "all", 256) for m in ("pkpo_k4", "grpo"))
     diff, se = _diff_se(pkpo.to_numpy(), grpo.to_numpy())
-    assert diff > 3 * se, (diff, se)
+    assert diff > T5 * se, (diff, se)
     m, se = _mean_se(pkpo)
     assert abs(m - _ref(default_results, "all", 256)) < 3 * se  # not resolved from the reference
     pkpo_m, grpo_m = (_shared(default_results, m, 0.01, "minority", 256) for m in ("pkpo_k4", "grpo"))
     diff, se = _diff_se(pkpo_m.to_numpy(), grpo_m.to_numpy())
-    assert diff > 3 * se, (diff, se)
+    assert diff > T5 * se, (diff, se)
     runs = default_results["runs"]
     cross = {m: runs[(runs["experiment"] == "shared_policy") & (runs["method"] == m)
                      & (runs["shared_lr"] == 0.05)]["crossover_k"].to_numpy()
              for m in ("pkpo_k4", "grpo")}
     diff, se = _diff_se(cross["pkpo_k4"], cross["grpo"])
-    assert diff > 3 * se, (diff, se)  # later, at shared lr 0.05
+    assert diff > T5 * se, (diff, se)  # later, at shared lr 0.05
 
 
 # --- demo 12: several correct answers, the rank bias (README "Several correct answers") -------
@@ -432,20 +436,20 @@ def made(default_results):
 
 
 def test_demo12_the_unlikeliness_reward_concentrates_too_less_than_grpo(default_results, made):
-    """The unlikeliness reward's final correct-answer entropy is below step 0's 1.137 nats by more
-    than 3 s.e. (it concentrates too) and above GRPO's on the same seeds; its claim says so."""
+    """The unlikeliness reward's final correct-answer entropy is below step 0's 1.137 nats, resolved
+    (it concentrates too) and above GRPO's on the same seeds; its claim says so."""
     own = _rank_bias(default_results, "entropy_correct", "unlikeliness", 1, 0.2)
     grpo = _rank_bias(default_results, "entropy_correct", "grpo", 1, 0.2)
     m, se = _mean_se(own - 1.137)
-    assert -m > 3 * se and m > -0.7, (m, se)
+    assert -m > T5 * se and m > -0.7, (m, se)
     d, se = _mean_se(own - grpo)
-    assert d > 3 * se, (d, se)
+    assert d > T5 * se, (d, se)
     assert "unlikeliness reward lowers its correct-answer entropy by" in made["rank_bias.unlikeliness"].text
 
 
 def test_demo12_the_unlikeliness_reward_and_more_epochs_keep_correct_answers_spread(default_results):
     """At equal pass@1 (0.75), paired with GRPO μ = 1: unlikeliness > μ = 4 > μ = 2 > 0, each step
-    by more than 3 s.e.; clip-higher lowers the entropy at μ = 2 and 4; the unlikeliness reward
+    resolved; clip-higher lowers the entropy at μ = 2 and 4; the unlikeliness reward
     costs pass@1."""
     def at(method, epochs, clip_high=0.2):
         return _rank_bias(default_results, "entropy_correct", method, epochs, clip_high, at_pass1=0.75)
@@ -453,18 +457,18 @@ def test_demo12_the_unlikeliness_reward_and_more_epochs_keep_correct_answers_spr
     order = [at("unlikeliness", 1), at("grpo", 4), at("grpo", 2), at("grpo", 1)]
     for higher, lower in zip(order, order[1:]):
         diff, se = _paired_se(higher, lower)
-        assert diff > 3 * se, (diff, se)
+        assert diff > T5 * se, (diff, se)
     for mu in (2, 4):
         diff, se = _paired_se(at("grpo", mu, 0.28), at("grpo", mu))
-        assert diff < -3 * se, (mu, diff, se)
+        assert diff < -T5 * se, (mu, diff, se)
     runs = default_results["runs"]
     rb = runs[(runs["experiment"] == "rank_bias") & (runs["clip_high"] == 0.2)]
     pass1 = {(m, mu): g.set_index("seed")["final_pass1"] for (m, mu), g in rb.groupby(["method", "epochs"])}
     diff, se = _paired_se(pass1["unlikeliness", 1], pass1["grpo", 1])
-    assert diff < -3 * se, (diff, se)
+    assert diff < -T5 * se, (diff, se)
     for mu in (2, 4):  # more updates per batch raise pass@1 too
         diff, se = _paired_se(pass1["grpo", mu], pass1["grpo", 1])
-        assert diff > 3 * se, (mu, diff, se)
+        assert diff > T5 * se, (mu, diff, se)
 
 
 def test_demo12_the_unlikeliness_reward_keeps_the_easy_prompts_correct_answers_most(default_results):
@@ -495,23 +499,23 @@ def _passk_of(res, experiment, k, **where):
 
 @pytest.mark.parametrize("lr", [0.5, 2.0, 8.0])
 def test_demo13_psr_stays_above_the_reference_at_256_on_the_tabular_policy(default_results, lr):
-    """PSR (REINFORCE on 0/1 rewards) ends above the reference's pass@256 at every lr, by > 3 s.e."""
+    """PSR (REINFORCE on 0/1 rewards) ends above the reference's pass@256 at every lr, (resolved)"""
     m, se = _mean_se(_passk_of(default_results, "negative_samples", 256, method="psr", lr=lr, shared_lr=0.0))
-    assert m - _ref(default_results, "all", 256) > 3 * se, (m, se)
+    assert m - _ref(default_results, "all", 256) > T5 * se, (m, se)
 
 
 def test_demo13_nsr_falls_below_the_reference_at_256_at_the_largest_lr(default_results):
-    """At lr 8 on the tabular policy NSR ends below the reference's pass@256 (> 3 s.e.), and
+    """At lr 8 on the tabular policy NSR ends below the reference's pass@256 (resolved), and
     below PSR on the same seeds; at lr 0.5 it ends above the reference."""
     nsr = _passk_of(default_results, "negative_samples", 256, method="nsr", lr=8.0, shared_lr=0.0)
     psr = _passk_of(default_results, "negative_samples", 256, method="psr", lr=8.0, shared_lr=0.0)
     ref = _ref(default_results, "all", 256)
     m, se = _mean_se(nsr)
-    assert ref - m > 3 * se, (m, se)
+    assert ref - m > T5 * se, (m, se)
     d, se = _mean_se(nsr - psr)
-    assert -d > 3 * se, (d, se)
+    assert -d > T5 * se, (d, se)
     m, se = _mean_se(_passk_of(default_results, "negative_samples", 256, method="nsr", lr=0.5, shared_lr=0.0))
-    assert m - ref > 3 * se, (m, se)
+    assert m - ref > T5 * se, (m, se)
 
 
 def test_demo14_a_kl_penalty_keeps_the_shared_policy_above_the_reference_at_every_k(default_results):
@@ -533,7 +537,7 @@ def test_demo14_with_four_correct_answers_the_unlikeliness_reward_narrows_as_grp
     assert abs(d) < 3 * se, (d, se)
     for x in (un, gr):
         m, se = _mean_se(x)
-        assert _ref(default_results, "all", 256) - m > 3 * se, (m, se)
+        assert _ref(default_results, "all", 256) - m > T5 * se, (m, se)
 
 
 def _off_policy_level_gaps(res, mismatch, value, correction):
@@ -550,15 +554,15 @@ def _off_policy_level_gaps(res, mismatch, value, correction):
 
 def test_demo15_masking_loses_most_on_the_very_hard_prompts_for_a_stale_sampler_only(default_results, made):
     """Masking at C = 2 against no correction: with a sampler 64 steps stale it loses most on the
-    very hard prompts (by > 3 s.e. more than on the hard ones, paired); with the perturbed sampler
+    very hard prompts (resolved, more than on the hard ones, paired); with the perturbed sampler
     (σ = 2) it loses more on the medium prompts than on the very hard ones. The computed claim
     names the level for each."""
     stale = _off_policy_level_gaps(default_results, "sampler_lag", 64, "masked")
     d, se = _mean_se(stale["very_hard"] - stale["hard"])
-    assert -d > 3 * se, (d, se)
+    assert -d > T5 * se, (d, se)
     noisy = _off_policy_level_gaps(default_results, "sampler_noise", 2.0, "masked")
     d, se = _mean_se(noisy["medium"] - noisy["very_hard"])
-    assert -d > 3 * se, (d, se)
+    assert -d > T5 * se, (d, se)
     assert "loses most on the very hard prompts" in made["off_policy.sampler_lag_by_level"].text.split(
         "masked (C = 2)")[1]
     noise_masked = made["off_policy.sampler_noise_by_level"].text.split("masked (C = 2)")[1]
@@ -567,17 +571,17 @@ def test_demo15_masking_loses_most_on_the_very_hard_prompts_for_a_stale_sampler_
 
 def test_demo15_truncation_against_a_perturbed_sampler_costs_the_very_hard_prompts(default_results):
     """Truncation at C = 2 with the σ = 2 sampler ends below no correction on the very hard
-    prompts (> 3 s.e., paired): it does not under-weight only what the policy newly learnt."""
+    prompts (resolved, paired): it does not under-weight only what the policy newly learnt."""
     d, se = _mean_se(_off_policy_level_gaps(default_results, "sampler_noise", 2.0, "truncated")["very_hard"])
-    assert -d > 3 * se, (d, se)
+    assert -d > T5 * se, (d, se)
 
 
 def test_demo16_the_clip_limits_a_drift_and_adds_no_gain_of_its_own(default_results, made):
     """On random ½ rewards every clipped μ = 4 setting ends with a lower easy-prompt pass@1 than
-    μ = 1 at the same lr and a higher one than μ = 4 without the clip (each > 3 s.e., paired by
+    μ = 1 at the same lr and a higher one than μ = 4 without the clip (each resolved, paired by
     seed): the clip limits the unclipped updates' drift; no clip drift upwards is visible. The
     paper's setting (m = 8 minibatches, each answer once) with the clip ends above m = 8 without
-    it and not above μ = 1 (each by 3 s.e.), and the claim's verdict says so."""
+    it and not above μ = 1 (each resolved), and the claim's verdict says so."""
     runs = default_results["runs"]
     runs = runs[runs["experiment"] == "spurious_rewards"]
     clipped = runs[((runs["epochs"] > 1) | (runs["minibatches"] > 1)) & (runs["clip_high"] < np.inf)]
@@ -589,16 +593,16 @@ def test_demo16_the_clip_limits_a_drift_and_adds_no_gain_of_its_own(default_resu
         free = same[(same["epochs"] == mu) & (same["minibatches"] == m) & (same["clip_high"] == np.inf)]
         free = free.set_index("seed")["final_pass1_easy"]
         d, se = _mean_se((g - one).to_numpy())
-        assert (-d > 3 * se) if m == 1 else (d < 3 * se), (lr, mu, m, hi, d, se)
+        assert (-d > T5 * se) if m == 1 else (d < 3 * se), (lr, mu, m, hi, d, se)
         d, se = _mean_se((g - free).to_numpy())
-        assert d > 3 * se, (lr, mu, m, hi, d, se)
+        assert d > T5 * se, (lr, mu, m, hi, d, se)
     assert "lowers it by" in made["spurious_rewards.trust_region"].text
     assert made["spurious_rewards.paper_setting"].text.endswith("the toy does not reproduce the paper's gain")
 
 
 def test_demo18_cispo_ends_above_ppo_at_four_passes_and_gspo_with_ppo(default_results):
     """What FINDINGS says of demo 18, paired by seed: every setting with more than one update a
-    batch ends above one update; at μ = 4 CISPO ends above PPO (> 3 s.e.); GSPO within 3 s.e.
+    batch ends above one update; at μ = 4 CISPO ends above PPO (resolved); GSPO within 3 s.e.
     of PPO at μ = 4 and at m = 4; PPO at m = 4 above PPO at μ = 4."""
     runs = default_results["runs"]
     runs = runs[runs["experiment"] == "policy_losses"]
@@ -614,14 +618,14 @@ def test_demo18_cispo_ends_above_ppo_at_four_passes_and_gspo_with_ppo(default_re
     for loss in ("ppo", "gspo", "cispo"):
         for mu, m in ((4, 1), (1, 4)):
             d, se = _mean_se((final(loss, mu, m) - one).to_numpy())
-            assert d > 3 * se, (loss, mu, m, d, se)
+            assert d > T5 * se, (loss, mu, m, d, se)
     d, se = _mean_se((final("cispo", 4, 1) - final("ppo", 4, 1)).to_numpy())
-    assert d > 3 * se, (d, se)
+    assert d > T5 * se, (d, se)
     for mu, m in ((4, 1), (1, 4)):
         d, se = _mean_se((final("gspo", mu, m) - final("ppo", mu, m)).to_numpy())
         assert abs(d) < 3 * se, (mu, m, d, se)
     d, se = _mean_se((final("ppo", 1, 4) - final("ppo", 4, 1)).to_numpy())
-    assert d > 3 * se, (d, se)
+    assert d > T5 * se, (d, se)
 
 
 # --- the claims the demos compute (rlvr/claims.py), on the default config ---

@@ -154,6 +154,18 @@ task = make_task(P=8, M=4)
 final = [train_seeds(task, make_row("grpo", 5, 4, 4, 2.0, [0], entropy_bonus=b))[0]["logits"]
          for b in (0.0, 1.0)]
 assert (final[0] != final[1]).any()  # the knob is read
+# the network's trainer does not read it: a network row that sets it is refused by name
+from rlvr.config import ConfigError, network_jobs
+net = {"enabled": True, "rows": [{"method": "grpo", "lr": 0.0001, "entropy_bonus": 0.5}]}
+try:
+    validate_config({**load_config("config/test.yaml"), "network": net})
+    raise SystemExit("a network row took entropy_bonus")
+except ConfigError as err:
+    assert "network.rows[0]" in str(err) and "'entropy_bonus' is a knob of the toy's rows that the " \
+        "network's trainer does not read" in str(err), err
+net["rows"][0].pop("entropy_bonus")
+assert not hasattr(network_jobs(validate_config({**load_config("config/test.yaml"), "network": net}))[1][0],
+                   "entropy_bonus")
 print("ok")
 """).stdout
     assert out.strip() == "ok"

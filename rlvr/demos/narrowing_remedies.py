@@ -68,7 +68,7 @@ def table(frames, L):
         d = K.over_seeds(here[here["k"] == hi]["pass_at_k"].to_numpy() - ref[hi])
         rows.append([R.method_name(L, cfg["method"]), f"{cfg['correct_answers']}", f"{cfg['kl_beta']:g}",
                      f"{cfg['shared_lr']:g}", A.pm(here[here["k"] == lo]["pass_at_k"]),
-                     A.pm(here[here["k"] == hi]["pass_at_k"]), K.signed(d).removesuffix(" (not resolved)"),
+                     A.pm(here[here["k"] == hi]["pass_at_k"]), K.signed(d, note=False),
                      R.crossover(g, L), other])
         n.append(g["seed"].nunique())
     head = [h.format(lo=lo, hi=hi) for h in L["head"]]

@@ -3,9 +3,10 @@
 A small transformer writes the toy's answers token by token (rlvr/net/): taught the toy's
 reference policy (the base), then trained from it with the toy's estimators and objective per
 token. Each prediction below is a paired difference over seeds, computed once from the toy's
-own rows (demos 3, 4, 8, 9, 10, 11, 13 and 14) and once from the network's rows, and judged by the same rule:
-the network's difference resolved (beyond 3 s.e.) with the toy's sign, resolved against it, or
-not resolved. What each name below is: rlvr/demos/__init__.py.
+own rows (demos 3, 4, 8, 9, 10, 11, 13 and 14) and once from the network's rows, and judged by the
+same rule: the network's difference resolved (rlvr/claims.py resolved: a t test over seeds at
+α = 0.01, on 5 seeds or more) with the toy's sign, resolved against it, or not resolved. What each
+name below is: rlvr/demos/__init__.py.
 """
 
 from typing import NamedTuple
@@ -16,7 +17,8 @@ from .. import analysis as A
 from .. import claims as K
 from .. import figures as F
 from .. import style
-from ..knobs import KNOBS, OBJECTIVE
+from ..knobs import KNOBS
+from ..net.specs import NET_OBJECTIVE
 from ..task import LEVEL_KEYS
 
 NUMBER = 17  # its place in the order; its table is demo17_network
@@ -61,7 +63,7 @@ def check_section(section, task, checks):
                     f"network does not give (a learned V, the policy over all answers); allowed: estimators "
                     f"that read only {', '.join(READ)}")
         # Objective's own tests, as the toy rows' check in rlvr/config.py
-        objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in OBJECTIVE})
+        objective = Objective(**{k: KNOBS[k].cast(row[k]) for k in NET_OBJECTIVE})
         for field, why in objective.conflicts():
             checks.need(False, keys[field], why)
         problem = minibatches_problem(row["minibatches"], row["G"] or section["G"])
@@ -131,7 +133,7 @@ def _net_value(frames, value, row):
 
 # the knobs a row leaves at their defaults unless a prediction names them: the objective's and
 # the sampler's (a row with another μ, clip or sampler lag is another row)
-_AT_DEFAULT = (*OBJECTIVE, "sampler_lag", "is_correction", "is_cap")
+_AT_DEFAULT = (*NET_OBJECTIVE, "sampler_lag", "is_correction", "is_cap")
 
 
 def _net(method, optimizer="adam", **knobs):
@@ -451,7 +453,7 @@ def reads(row):
 
 
 def sign(d):
-    """+1 or −1 where a Difference is resolved (beyond 3 s.e.), else 0."""
+    """+1 or −1 where a Difference is resolved (rlvr/claims.py resolved), else 0."""
     return 0 if d is None or not d.resolved else (1 if d.mean > 0 else -1)
 
 
@@ -462,7 +464,7 @@ def verdict(toy, net, L):
     if toy is None or not sign(toy):
         return L["toy_none"]
     if not sign(net):
-        return L["unresolved"]
+        return L["few"].format(n=net.seeds, least=K.MIN_SEEDS) if net.seeds < K.MIN_SEEDS else L["unresolved"]
     return L["transfers"] if sign(net) == sign(toy) else L["fails"]
 
 
@@ -489,24 +491,28 @@ TEXT = {
         "title": "Demo {number}: the toy's predictions on a {layers}-layer transformer (d {d}, its base taught the toy's reference; {steps} steps of {pps} prompts x {G} answers; mean ± s.e. over {n} seeds)",  # noqa: E501
         "head": ["difference (final)", "toy", "toy's rows", "network", "network's rows", "verdict"],
         "transfers": "transfers", "fails": "does not transfer", "unresolved": "not resolved on the network",
+        "few": "not resolved: {n} network seeds, fewer than {least}",
         "toy_none": "the toy predicts no sign",
         "base_head": ["level", "toy reference: P(correct)", "network base: P(correct)",
                       "base: mass on the candidates"],
         "note": [
-            "Each difference is over seeds (paired where two rows are compared) and counts beyond 3 standard",
-            "errors. toy: final − the reference, or one row − another, at lr 2 (SGD). network: final − the",
-            "base, or one row − another, same seeds. The verdict compares the two signs. Why a difference",
-            "does or does not transfer is not measured here.",
+            "Each difference is over seeds (paired where two rows are compared) and counts where a t test",
+            "over its seeds rejects 'no difference' at α = 0.01, on 5 seeds or more. toy: final − the",
+            "reference, or one row − another, at lr 2 (SGD). network: final − the base, or one row −",
+            "another, same seeds. The verdict compares the two signs. Why a difference does or does not",
+            "transfer is not measured here.",
         ],
     },
     "zh": {
         "title": "演示 {number}：玩具模型的预测在 {layers} 层 transformer 上是否成立（d {d}，基座学习玩具的参考策略；{steps} 步，每步 {pps} 道题 × {G} 个回答；{n} 个种子的平均 ± 标准误）",  # noqa: E501
         "head": ["差值（训练后）", "玩具模型", "玩具模型的行", "网络", "网络的行", "结论"],
         "transfers": "成立", "fails": "不成立", "unresolved": "网络上未分辨",
+        "few": "未分辨：网络只有 {n} 个种子，少于 {least} 个",
         "toy_none": "玩具模型未给出符号",
         "base_head": ["难度", "玩具参考：P(正确)", "网络基座：P(正确)", "基座：候选上的概率"],
         "note": [
-            "每个差值对种子取平均（两行比较时按种子配对），超过 3 个标准误才算分辨。",
+            "每个差值对种子取平均（两行比较时按种子配对），种子间 t 检验在 α = 0.01 拒绝“无差异”",
+            "且至少 5 个种子才算分辨。",
             "玩具模型：训练后 − 参考模型，或一行 − 另一行，学习率 2（SGD）。",
             "网络：训练后 − 基座，或一行 − 另一行，种子相同。结论比较两者的符号。",
             "为什么成立或不成立，这里没有测量。",

@@ -155,7 +155,7 @@ def claims(frames):
                 + f" and pass@{k} {span([d.mean + at['all'].iloc[0] for d in below])} (reference "
                 f"{at['all'].iloc[0]:.3f}; "
                 f"{'every one' if resolved == len(below) else f'{resolved} of {len(below)}'}"
-                f" more than 3 s.e. below); their pass@k {where}")
+                f" resolved below it); their pass@k {where}")
         if "minority" in top:
             minority = [A.select_rows(top["minority"], method=m, shared_lr=lr)["pass_at_k"] for m in plain]
             text += (f"; on the minority prompts pass@{k} falls from {at['minority'].iloc[0]:.3f} to "

@@ -67,7 +67,7 @@ TEXT = {
         "no_clip": "none",
         "above": "raised",
         "below": "lowered",
-        "within": "within 3 s.e.",
+        "within": "not resolved",
         "exact": "exact: the expected change of each logit over one batch of μ passes in m minibatches, GRPO, random ½ rewards, one prompt of 4 answers (π = 0.6, 0.2, 0.15, 0.05), G = 4 (a trained m above 4 is m = 4 here: one answer a minibatch)",  # noqa: E501
         "exact_head": [
             "lr",
@@ -81,7 +81,7 @@ TEXT = {
         ],
         "note": [
             "Exact pass@1 at the last step minus the reference's (step 0), on all prompts and on the",
-            "easy ones; 'easy prompts': whether that change is beyond 3 standard errors over seeds.",
+            "easy ones; 'easy prompts': whether that change is resolved (a t test over seeds, α = 0.01).",
             "'clipped': the share of (answer, update) pairs the clip zeroed over the last evaluation",
             "interval (μ = m = 1 never clips: its one update is on-policy). m: minibatches of a batch, one",
             "update each, each answer once.",
@@ -103,7 +103,7 @@ TEXT = {
         "no_clip": "无",
         "above": "升高",
         "below": "降低",
-        "within": "3 个标准误以内",
+        "within": "未分辨",
         "exact": "精确值：一批分 m 个小批、共 μ 遍的更新中每个 logit 的期望变化，GRPO，随机 ½ 奖励，一道 4 个回答的题（π = 0.6、0.2、0.15、0.05），G = 4（训练中大于 4 的 m 在此为 m = 4：每个小批一个回答）",  # noqa: E501
         "exact_head": [
             "学习率",
@@ -117,7 +117,7 @@ TEXT = {
         ],
         "note": [
             "最后一步的精确 pass@1 减去参考模型（第 0 步）的，全部题目与容易题；",
-            "“容易题”：该变化是否超过种子间 3 个标准误。“被裁剪”：最后一个评估区间内被裁剪置零的",
+            "“容易题”：该变化是否可分辨（种子间 t 检验，α = 0.01）。“被裁剪”：最后一个评估区间内被裁剪置零的",
             "（回答，更新）对的比例（μ = m = 1 从不裁剪：唯一的更新是同策略的）。m：一批分成的小批数，",
             "每个小批一次更新，每个回答只用一次。",
         ],
@@ -187,8 +187,8 @@ def table(frames, L):
                 f"{cfg['minibatches']:d}",
                 _clip(L, cfg),
                 f"{g['clip_frac'].mean():.3f}",
-                K.signed(K.over_seeds(g["gain"])).removesuffix(" (not resolved)"),
-                K.signed(easy).removesuffix(" (not resolved)"),
+                K.signed(K.over_seeds(g["gain"]), note=False),
+                K.signed(easy, note=False),
                 verdict,
                 other,
             ]
@@ -210,7 +210,7 @@ def table(frames, L):
 
 def claims(frames):
     """What FINDINGS.md says of this demo, computed: each setting's change of the easy prompts'
-    pass@1 from the reference, whether any clipped setting raises it beyond 3 s.e. while the same lr
+    pass@1 from the reference, whether any clipped setting raises it (resolved) while the same lr
     without the clip does not, each clipped μ > 1 setting against μ = 1 and against no clip
     (paired: a trust region, or a gain of the clip's own), and the exact expected logit change on
     the example prompt."""
@@ -241,14 +241,13 @@ def claims(frames):
     if not raised:
         top, e = max(every, key=lambda x: x[1].mean)
         text = (
-            f"No setting raises the easy prompts' pass@1 above the reference's by more than 3 s.e., with the "
+            f"No setting raises the easy prompts' pass@1 above the reference's (resolved), with the "
             f"clip or without it; the largest change is {K.signed(e)} ({_setting(top)} at lr {top['lr']:g}, "
             f"reward {top['reward']})"
         )
     else:
         text = (
-            "With random ½ rewards the easy prompts' pass@1 rises above the reference's by more than "
-            "3 s.e. at "
+            "With random ½ rewards the easy prompts' pass@1 rises above the reference's (resolved) at "
             + "; ".join(f"{_setting(cfg)}, lr {cfg['lr']:g}, reward {cfg['reward']} ({K.signed(e)})"
                         for cfg, e in raised)
             + "; with the clip and not without it at the same lr: "

@@ -19,6 +19,7 @@ import sys
 import numpy as np
 import torch
 
+from ..numerics import pin_torch
 from ..policy import softmax
 from .exact import candidate_probs
 from .model import Config, answer_logprob, generator, init_params
@@ -78,7 +79,7 @@ def base_columns(task, spec, log=lambda msg: None):
     """The base of spec (a NetBase) on the toy task: (its parameters as columns, a row per value:
     name, value (float32, each tensor flattened in order); each prompt's exact P(correct) and
     mass on the candidates beside the toy reference's P(correct), with its text and candidates)."""
-    torch.set_num_threads(1)  # one thread: the same bits on every run (rlvr/net/model.py)
+    pin_torch()  # one thread, no oneDNN: the same bits on every run and CPU (rlvr/numerics.py)
     ttask = make_token_task(task, seed=spec.task_seed)
     cfg = model_of(spec)
     params, losses = train_base(cfg, ttask, [(spec.seed,)], steps=spec.steps, batch=spec.batch, lr=spec.lr,

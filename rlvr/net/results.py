@@ -4,8 +4,8 @@ NET_FILES). The job (rlvr/jobs/net_train.py) writes them, and `python -m rlvr al
 rlvr/net/base.py base_columns."""
 
 import numpy as np
-import torch
 
+from ..numerics import pin_torch
 from ..objective import Objective
 from ..task import LEVEL_KEYS
 from .base import model_of
@@ -17,7 +17,7 @@ from .train import BATCH_STATS, train
 def row_columns(task, row, start):
     """Train one network job (a NetRow: a row's block of seeds, packed) from the base's `start`;
     {kind: columns} of its files (NET_FILES), each row's identifying columns first."""
-    torch.set_num_threads(1)  # one thread: a seed's bits the same alone or packed (rlvr/net/model.py)
+    pin_torch()  # one thread, no oneDNN: the same bits on every run and CPU (rlvr/numerics.py)
     ttask = make_token_task(task, seed=row.task_seed)
     out = train(model_of(row), ttask, [(seed,) for seed in row.seeds], row.method, start=start,
                 steps=row.steps, n=row.prompts_per_step, G=row.G, lr=row.lr,

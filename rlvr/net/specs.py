@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields, make_dataclass
 
 from .. import io
 from ..binding import NAMES, Step
-from ..knobs import KNOBS, OBJECTIVE, OPTIONAL, Knob, path_tokens
+from ..knobs import KNOBS, OPTIONAL, ROW_KNOBS, Knob, path_tokens
 from ..specs import seeds_label, to_json
 
 # what the network gives an estimator beyond the rewards (rlvr/estimators.py's `needs`): an
@@ -35,9 +35,17 @@ NET_ONLY = (
          "rollout_is, biased, less variance)", {"type": "string", "registry": "net.specs.IS_LEVELS"},
          token="is_level"),
 )
+# the objective knobs (rlvr/knobs.py) the network's trainer reads (rlvr/net/objective.py token_loss,
+# rlvr/net/train.py): a knob added to the toy's objective is not a network row's until the trainer
+# reads it and it is named here, and a network row that sets it is refused by name, never trained
+# without it under a name that says it was used (tests/test_network.py checks each one is read)
+NET_OBJECTIVE = ("epochs", "clip_low", "clip_high", "clip_c", "kl_beta", "kl_estimator", "kl_placement",
+                 "loss_agg", "policy_loss", "minibatches")
 # a network row's knobs: the toy's that mean the same on a network, then the network's own
-NET_KNOBS = (*(KNOBS[name] for name in ("method", "lr", "reward_offset", "reward", *OBJECTIVE, "sampler_lag",
-                                         "is_correction", "is_cap")), *NET_ONLY)
+NET_KNOBS = (*(KNOBS[name] for name in ("method", "lr", "reward_offset", "reward", *NET_OBJECTIVE,
+                                         "sampler_lag", "is_correction", "is_cap")), *NET_ONLY)
+# the toy's row knobs a network row does not take: named in the error that refuses one
+NOT_READ = tuple(k.name for k in ROW_KNOBS if k.name not in {k.name for k in NET_KNOBS})
 NET_FIELDS = tuple(knob.name for knob in NET_KNOBS)
 MODEL_KEYS = ("n_layer", "d_model", "n_head")  # rlvr.net.model.Config's sizes a config sets
 
@@ -109,7 +117,7 @@ NetRow.__module__ = __name__
 EXPERIMENT = "network"  # every network file's `experiment` column, as the toy's rows name their demo
 # the columns that name a network row in each of its files (after `experiment`)
 ROW_COLUMNS = ("method", "lr", "optimizer", "reward", "reward_offset", "G", "prompts_per_step", "steps",
-               "max_len", *OBJECTIVE, "sampler_lag", "is_correction", "is_cap", "is_level")
+               "max_len", *NET_OBJECTIVE, "sampler_lag", "is_correction", "is_cap", "is_level")
 
 
 def net_budget(section, row):
@@ -118,8 +126,8 @@ def net_budget(section, row):
 
 
 def objective_of(row):
-    """The row's rlvr.objective.Objective fields {name: value}."""
-    return {name: getattr(row, name) for name in OBJECTIVE}
+    """The row's rlvr.objective.Objective fields {name: value} (those it leaves out, at their defaults)."""
+    return {name: getattr(row, name) for name in NET_OBJECTIVE}
 
 
 def plan_steps(base, jobs, code):
