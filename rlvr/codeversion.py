@@ -45,6 +45,7 @@ def _code(nodes):
 def _imports(tree, module):
     """The rlvr modules a module imports anywhere in its tree (relative or `rlvr.` imports)."""
     package = module.split(".")[:-1] if _path(module).name != "__init__.py" else module.split(".")
+    package = [] if module == "__init__" else package  # rlvr/__init__.py: `from . import x` is rlvr.x
     found = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Import):
@@ -55,6 +56,7 @@ def _imports(tree, module):
             for alias in n.names:  # `from . import x` imports the module x; `from .x import f`, x
                 sub = ".".join([*target, alias.name])
                 found.add(sub if _path(sub).is_file() else ".".join(target))
+    found |= {".".join(m.split(".")[:i]) for m in found for i in range(1, m.count(".") + 1)}  # packages run
     return sorted(m for m in found if m and _path(m).is_file())
 
 

@@ -12,7 +12,7 @@ from rlvr.metrics import pass_at_k
 from rlvr.net.base import train_base
 from rlvr.net.enumerate import all_answers, answer_table
 from rlvr.net.exact import candidate_probs, level_means, p_correct, pass_k, sequence_logprob
-from rlvr.net.model import Config, forward, generator
+from rlvr.net.model import Config, answer_logprob, forward, generator
 from rlvr.net.sample import sample_answers
 from rlvr.net.tokens import candidate_index, canonical, make_token_task
 from rlvr.task import make_task
@@ -57,7 +57,13 @@ def test_the_log_prob_of_a_string_is_its_tokens_log_probs(micro):
         assert lp[s] == pytest.approx(sum(logp[t, tok].item() for t, tok in enumerate(toks)), abs=1e-6)
     whole = sequence_logprob(params, MICRO, ttask["prompt"], ttask["answers"], ttask["answer_len"])
     chunked = sequence_logprob(params, MICRO, ttask["prompt"], ttask["answers"], ttask["answer_len"], chunk=5)
-    assert whole.shape == (1, 8, 16) and torch.allclose(whole, chunked, rtol=0, atol=1e-6)
+    assert whole.shape == (1, 8, 16) and torch.allclose(whole, chunked, rtol=1e-6, atol=1e-6)  # float32
+    # the shared prompt pass, cached, against a full pass of each prompt-and-answer (float32 rounding)
+    n, K, La = ttask["answers"].shape
+    full = answer_logprob(params, MICRO, torch.as_tensor(ttask["prompt"]).repeat_interleave(K, 0)[None],
+                          torch.as_tensor(ttask["answers"]).reshape(1, n * K, La),
+                          torch.as_tensor(ttask["answer_len"]).reshape(1, n * K)).reshape(1, n, K)
+    assert torch.allclose(whole, full, rtol=1e-6, atol=1e-6)
 
 
 def test_pass_at_k_is_the_toys_formula_on_exact_p(micro):

@@ -21,8 +21,7 @@ from rlvr.exact import exact_moments, uniform_wrong_prompt
 from rlvr.kl import kl_estimate, kl_estimate_slope
 from rlvr.net.base import train_base
 from rlvr.net.enumerate import answer_table, expected_update
-from rlvr.net.exact import sequence_logprob
-from rlvr.net.model import Config, generator, init_params, token_logprob
+from rlvr.net.model import Config, answer_logprob, generator, init_params, token_logprob
 from rlvr.net.objective import token_loss, token_mask, token_weights
 from rlvr.net.sample import sample_answers
 from rlvr.net.tokens import make_token_task, reward_correct
@@ -65,8 +64,11 @@ def groups(micro):
     r = np.stack([reward_correct(ttask, [prompt] * n, tokens[b].numpy(), lengths[b].numpy())
                   for b in range(B)])  # [B, n, G]
     one = {k: v.clone().requires_grad_() for k, v in base.items()}
-    p = sequence_logprob(one, MICRO, ttask["prompt"][[prompt]], ttask["answers"][[prompt], :1],
-                         ttask["answer_len"][[prompt], :1])[0, 0, 0].exp()
+    # a full teacher-forced pass, as rlvr.net.enumerate's (sequence_logprob caches the prompt: the
+    # same value to float32 rounding, by another sum)
+    p = answer_logprob(one, MICRO, torch.from_numpy(ttask["prompt"][[prompt]])[None],
+                       torch.from_numpy(ttask["answers"][[prompt], 0])[None],
+                       torch.as_tensor(ttask["answer_len"][[prompt], 0])[None])[0, 0].exp()
     grad_p = _flat(torch.autograd.grad(p, list(one.values())))[0]
     p = float(p.detach())
     assert 0.3 < p < 0.4 and abs(r.mean() - p) < 4 * np.sqrt(p * (1 - p) / r.size)

@@ -156,7 +156,8 @@ final = [train_seeds(task, make_row("grpo", 5, 4, 4, 2.0, [0], entropy_bonus=b))
 assert (final[0] != final[1]).any()  # the knob is read
 # the network's trainer does not read it: a network row that sets it is refused by name
 from rlvr.config import ConfigError, network_jobs
-net = {"enabled": True, "rows": [{"method": "grpo", "lr": 0.0001, "entropy_bonus": 0.5}]}
+net = {"enabled": True, "prompts_per_step": 4, "G": 4,
+       "rows": [{"method": "grpo", "lr": 0.0001, "entropy_bonus": 0.5}]}
 try:
     validate_config({**load_config("config/test.yaml"), "network": net})
     raise SystemExit("a network row took entropy_bonus")

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from ..metrics import pass_at_k
-from .model import answer_logprob
+from .model import forward
 
 
 def sequence_logprob(params, cfg, prompts, answers, answer_len, chunk=4096):
@@ -18,17 +18,31 @@ def sequence_logprob(params, cfg, prompts, answers, answer_len, chunk=4096):
 
     prompts: [n, Lp] ids; answers: [n, K, La] ids (EOS included, anything after it ignored);
     answer_len: [n, K] tokens counted (EOS included). Returns [E, n, K] float64 (a tensor, with
-    gradient if params require it). Sequences go through in chunks of at most `chunk`.
+    gradient if params require it). A prompt's K answers share its prefix: the prompt goes through
+    the model once, its keys and values cached, and each answer from there (half the work of a
+    full pass per answer; the same log-probs to float32 rounding, tested). At most `chunk`
+    answers at a time.
     """
     prompts, answers = torch.as_tensor(prompts), torch.as_tensor(answers)
+    answer_len = torch.as_tensor(answer_len)
     n, K, La = answers.shape
     E = params["wte"].shape[0]
-    prompts = prompts[:, None, :].expand(n, K, -1).reshape(n * K, -1)
-    answers, answer_len = answers.reshape(n * K, La), torch.as_tensor(answer_len).reshape(n * K)
-    out = [answer_logprob(params, cfg, prompts[s : s + chunk].expand(E, -1, -1),
-                          answers[s : s + chunk].expand(E, -1, -1), answer_len[s : s + chunk].expand(E, -1))
-           for s in range(0, n * K, chunk)]
-    return torch.cat(out, dim=1).reshape(E, n, K)
+    out = []
+    step = max(1, chunk // K)  # prompts a chunk
+    for s in range(0, n, step):
+        p, a, counted = prompts[s : s + step], answers[s : s + step], answer_len[s : s + step]
+        m = len(p)
+        cache = []  # per layer (keys, values): [E, m, H, Lp, hd], then each answer's copy [E, m·K, ...]
+        first = forward(params, cfg, p.expand(E, -1, -1), cache)[:, :, -1]  # [E, m, n_out]: answer token 0
+        cache = [tuple(t[:, :, None].expand(-1, -1, K, -1, -1, -1).reshape(E, m * K, *t.shape[2:])
+                       for t in kv) for kv in cache]
+        seq = a.reshape(1, m * K, La).expand(E, -1, -1)  # [E, m·K, La]
+        rest = forward(params, cfg, seq[..., :-1], cache)  # [E, m·K, La − 1, n_out]: answer tokens 1 ..
+        logp = torch.cat([first[:, :, None].expand(-1, -1, K, -1).reshape(E, m * K, 1, -1), rest], dim=2)
+        tok = logp.gather(-1, seq.clamp(max=cfg.n_out - 1)[..., None])[..., 0]  # PAD targets masked below
+        mask = torch.arange(La) < counted.reshape(1, m * K, 1)
+        out.append((tok.double() * mask).sum(dim=-1).reshape(E, m, K))
+    return torch.cat(out, dim=1)
 
 
 @torch.no_grad()
