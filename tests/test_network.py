@@ -199,3 +199,23 @@ def test_a_network_too_long_for_max_hours_is_refused_naming_its_key(tmp_path):
     config = micro_config(tmp_path, steps=10**8)
     with pytest.raises(C.ConfigError, match=r"config key network\.steps: 100,000,000 would make the config "):
         C.load_config(config)
+
+
+def test_psrs_pass_at_k_is_read_where_its_pass1_reaches_a_target_linearly_between_records():
+    """demo 17's NSR − PSR at equal pass@1 reads PSR's pass@k where its curve first reaches NSR's
+    final pass@1: by hand on a synthetic row, records at steps 0, 10, 20."""
+    from rlvr.demos import network as N
+
+    row = {**N._net("psr"), "G": 8, "prompts_per_step": 32, "lr": 1e-4}
+    steps, p1 = [0, 10, 20], {0: [0.2, 0.4, 0.6], 1: [0.2, 0.3, 0.5]}
+    pk = {0: [0.9, 0.8, 0.7], 1: [0.9, 0.85, 0.6]}
+    curves = pd.DataFrame([{**row, "seed": s, "step": t, "level": "all", "pass1": p1[s][i]}
+                           for s in p1 for i, t in enumerate(steps)])
+    passk = pd.DataFrame([{**row, "seed": s, "step": t, "k": 256, "pass_at_k": pk[s][i]}
+                          for s in pk for i, t in enumerate(steps)])
+    frames = {"net_curves": curves, "net_passk": passk}
+    psr = {**N._net("psr"), "lr": 1e-4}
+    got = N._at_pass1(frames, psr, 256, pd.Series([0.5, 0.7], index=[0, 1]))
+    # seed 0: 0.5 is halfway from 0.4 (step 10) to 0.6 (step 20): pass@k halfway from 0.8 to 0.7
+    assert got[0] == pytest.approx(0.75) and np.isnan(got[1])  # seed 1 never reaches 0.7
+    assert N._at_pass1(frames, psr, 256, pd.Series([0.1], index=[1]))[0] == 0.9  # reached at the start

@@ -432,8 +432,8 @@ PREDICTIONS = (
 
 
 # every claim the demo makes, by key: a sentence per prediction, and two of the network alone
-CLAIMS = ("base_levels", *(p.key for p in PREDICTIONS), "fell_below_the_start",
-          "mass_off_the_candidates")
+CLAIMS = ("base_levels", *(p.key for p in PREDICTIONS), "nsr_against_psr_at_equal_pass1",
+          "fell_below_the_start", "mass_off_the_candidates")
 _FELL_TOY = ("negative_samples", _TABULAR)  # fell_below_the_start's toy rows: every method's
 _SIDE_BY_SIDE = (("shared_policy", _SHARED_GRPO), ("negative_samples", {"method": "psr", **_TABULAR}),
                  ("negative_samples", {"method": "nsr", **_TABULAR}))  # the figure's toy lines
@@ -553,6 +553,9 @@ def claims(frames):
     out.insert(0, K.Claim("base_levels", ", ".join(levels) + f"; its mass on the candidates "
                           f"{base['mass_on_candidates'].mean():.3f} (mean over prompts; the least "
                           f"{base['mass_on_candidates'].min():.3f})", ()))
+    matched = _nsr_against_psr_at_equal_pass1(frames)
+    if matched is not None:
+        out.append(matched)
     fell = _fell_below_the_start(frames)
     if fell is not None:
         out.append(fell)
@@ -566,6 +569,49 @@ def claims(frames):
             + f" ({moved[0][1][0].seeds} seeds); the toy's is 1 by construction (an answer is one of its "
             "candidates)"), tuple(d for _, (d, _) in moved)))
     return out
+
+
+def _at_pass1(frames, row, k, target):
+    """Per seed of one network row: its exact pass@k where its pass@1 (all prompts) first reaches
+    target [seeds], linear between two records; NaN where it never does."""
+    curve = _rows(frames["net_curves"], level="all", **row).set_index(["seed", "step"])["pass1"]
+    passk = _rows(frames["net_passk"], k=k, **row).set_index(["seed", "step"])["pass_at_k"]
+    out = {}
+    for seed, p in target.items():
+        p1, pk = curve.loc[seed].sort_index(), passk.loc[seed].sort_index()
+        hit = np.flatnonzero(p1.to_numpy() >= p)
+        if not len(hit):
+            out[seed] = np.nan
+        elif hit[0] == 0:
+            out[seed] = pk.iloc[0]
+        else:
+            i, x = hit[0], p1.to_numpy()
+            out[seed] = pk.iloc[i - 1] + (p - x[i - 1]) / (x[i] - x[i - 1]) * (pk.iloc[i] - pk.iloc[i - 1])
+    return np.array([out[seed] for seed in target.index])
+
+
+def _nsr_against_psr_at_equal_pass1(frames):
+    """NSR's final pass@k (the largest k) against PSR's where PSR's pass@1 equals NSR's final one
+    (PSR's curve interpolated, per seed; Adam, their largest common lr): like compared with like,
+    where at equal steps NSR has gained less pass@1 than PSR. None without both rows."""
+    nsr, psr = _net("nsr"), _net("psr")
+    lrs = sorted(set(_net_lrs(frames, nsr)) & set(_net_lrs(frames, psr)))
+    if not lrs:
+        return None
+    nsr, psr, k = {**nsr, "lr": lrs[-1]}, {**psr, "lr": lrs[-1]}, _top_k(frames)
+    gains = {m: _net_value(frames, ("passk", 1), row) for m, row in (("nsr", nsr), ("psr", psr))}
+    gain = {m: K.over_seeds((final - start).to_numpy()) for m, (start, final) in gains.items()}
+    final_p1 = gains["nsr"][1]
+    nsr_k = _net_value(frames, ("passk", k), nsr)[1].loc[final_p1.index].to_numpy()
+    psr_k = _at_pass1(frames, psr, k, final_p1)
+    kept = ~np.isnan(psr_k)
+    d = K.over_seeds(nsr_k[kept] - psr_k[kept])
+    return K.Claim("nsr_against_psr_at_equal_pass1", (
+        f"On the network (Adam lr {lrs[-1]:g}), NSR gains {K.number(gain['nsr'], 3)} of pass@1 in "
+        f"{int(frames['net_curves']['steps'].iloc[0])} steps and PSR {K.number(gain['psr'], 3)}; at equal "
+        f"pass@1 (PSR's curve read where its pass@1 reaches NSR's final one, per seed) NSR − PSR at "
+        f"pass@{k} is {K.signed(d)} ({d.seeds} seeds, paired; {int((~kept).sum())} where PSR never "
+        "reaches it)"), (d,))
 
 
 def _fell_below_the_start(frames, level="very_hard"):
