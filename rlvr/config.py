@@ -817,9 +817,10 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
     for name in base.keys() - by_experiment.keys():
         lines.append(f"{SECTION_OF.get(name, name):<{w}} off")
     _, net_rows = network_jobs(cfg)
-    if net_rows:  # a job a row (before seed blocks, as for toy rows); and the base, one job
+    if net_rows:  # a job a row's block of seeds (n_jobs["network"], as planned with the files
+        # present; a row a job before that); and the base, one job
         runs = sum(len(r.seeds) for r in net_rows)
         lines.append(f"{'network':<{w}} {len(net_rows):3d} rows x {len(net_rows[0].seeds):2d} seeds = "
                      f"{runs:4d} runs  "
-                     f"{jobs('network', len(net_rows))}, {_base_line(to_run)}")
+                     f"{jobs('network', (n_jobs or {}).get('network', len(net_rows)))}, {_base_line(to_run)}")
     return lines

@@ -561,7 +561,7 @@ def what_runs(jobs, recorded=None):
         else:
             continue
         to_run[name] = to_run.get(name, 0) + 1
-    n_jobs = {}
+    n_jobs = {"network": len(NET_JOBS)} if NET_JOBS else {}
     for pack in TRAIN_PACKS.values():
         experiment = pack.jobs[0].experiment
         n_jobs[experiment] = n_jobs.get(experiment, 0) + 1
