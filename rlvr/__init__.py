@@ -9,7 +9,8 @@ from . import numerics
 numerics.pin()  # before numpy and torch are imported: the same bits on every x86 CPU (rlvr/numerics.py)
 
 # name -> the module that defines it, imported on first use: `import rlvr` imports nothing
-# else, so a pipeline job loads (and its cache entry depends on) only the modules it uses
+# else (rlvr/numerics.py imports no library), so a pipeline job loads (and its cache entry
+# depends on) only the modules it uses
 _HOME = {
     "ESTIMATORS": "estimators", "advantages": "estimators", "estimator": "estimators",
     "gradient_stats": "metrics", "pass_at_k": "metrics",

@@ -113,6 +113,18 @@ def focus(frame, knobs):
     return frame, (f"; at {', '.join(note)}" if note else "")
 
 
+def where_first_reached(x, v, target):
+    """v where x first reaches target, linear between the two records around it (x, v: [records]
+    in step order): v[0] if x starts there, NaN if it never does."""
+    hit = np.flatnonzero(np.asarray(x) >= target)
+    if not len(hit):
+        return np.nan
+    i = hit[0]
+    if i == 0:
+        return v[0]
+    return v[i - 1] + (target - x[i - 1]) / (x[i] - x[i - 1]) * (v[i] - v[i - 1])
+
+
 def value_at_pass1(curves, experiment, column, target):
     """Per run of an experiment: column where the run's exact pass@1 (all prompts) first reaches
     target, linear between two evaluations (NaN if it never does): a DataFrame of the identifying
@@ -124,14 +136,6 @@ def value_at_pass1(curves, experiment, column, target):
     rows = []
     for key, run in c.groupby(keys, sort=False):
         run = run.sort_values("step")
-        p, v = run["pass1"].to_numpy(), run[column].to_numpy()
-        hit = np.flatnonzero(p >= target)
-        if not len(hit):
-            value = np.nan
-        elif hit[0] == 0:
-            value = v[0]
-        else:
-            i = hit[0]
-            value = v[i - 1] + (target - p[i - 1]) / (p[i] - p[i - 1]) * (v[i] - v[i - 1])
+        value = where_first_reached(run["pass1"].to_numpy(), run[column].to_numpy(), target)
         rows.append(dict(zip(keys, key), **{column: value}))
     return pd.DataFrame(rows, columns=keys + [column])

@@ -307,12 +307,11 @@ def cmd_all(a):
     the figures, exactly as the pipeline would."""
     from . import config as C
     from .compute import compute_all, write_results
+    from .numerics import check
     from .report import render_text
 
     cfg = C.load_config(a.config)
-    from .numerics import check
-
-    check("python -m rlvr all")
+    check("python -m rlvr all")  # the platform rlvr pinned at import, or no work (rlvr/numerics.py)
     if a.results:  # a run of its own, refused while another holds the directory, before any work;
         # the lock is held until this process exits (take() leaves its file descriptor open)
         runlock.take(runlock.state_of(a.results), what="python -m rlvr all")

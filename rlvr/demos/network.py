@@ -576,18 +576,9 @@ def _at_pass1(frames, row, k, target):
     target [seeds], linear between two records; NaN where it never does."""
     curve = _rows(frames["net_curves"], level="all", **row).set_index(["seed", "step"])["pass1"]
     passk = _rows(frames["net_passk"], k=k, **row).set_index(["seed", "step"])["pass_at_k"]
-    out = {}
-    for seed, p in target.items():
-        p1, pk = curve.loc[seed].sort_index(), passk.loc[seed].sort_index()
-        hit = np.flatnonzero(p1.to_numpy() >= p)
-        if not len(hit):
-            out[seed] = np.nan
-        elif hit[0] == 0:
-            out[seed] = pk.iloc[0]
-        else:
-            i, x = hit[0], p1.to_numpy()
-            out[seed] = pk.iloc[i - 1] + (p - x[i - 1]) / (x[i] - x[i - 1]) * (pk.iloc[i] - pk.iloc[i - 1])
-    return np.array([out[seed] for seed in target.index])
+    return np.array([A.where_first_reached(curve.loc[seed].sort_index().to_numpy(),
+                                           passk.loc[seed].sort_index().to_numpy(), p)
+                     for seed, p in target.items()])
 
 
 def _nsr_against_psr_at_equal_pass1(frames):
