@@ -13,7 +13,8 @@ REPO = Path(__file__).resolve().parents[1]
 # default config's results (test_observations) need nothing else; test_pipeline builds the tiny
 # run the next two read. A scheduling hint only: a file missing here runs after them.
 LONGEST_FIRST = ("test_observations.py", "test_pipeline.py", "test_reliability.py", "test_runlock.py",
-                 "test_any_config.py", "test_binding.py", "test_network.py", "test_net_objective.py",
+                 "test_any_config.py", "test_binding.py", "test_network.py", "test_numerics.py",
+                 "test_net_objective.py",
                  "test_clean.py", "test_api.py")
 
 
