@@ -5,8 +5,9 @@ numpy and torch pick their kernels by the CPU's vector width: numpy's exp, log a
 take AVX-512 paths where the CPU has them, torch's elementwise kernels AVX-512 or AVX2, MKL (torch's
 matrix products) its own branch per CPU vendor and width, and oneDNN its own. Each rounds
 differently, and a training run amplifies the last bit, so the same config gave other numbers on
-another machine (measured: a micro network, 22 of 28 files differed across torch's three
-kernel choices). Pinned here, in the environment, before numpy or torch is imported:
+another machine (measured on one machine: a micro network's base and trained row came out three
+ways under torch's three kernel choices, and the toy's runs two ways with and without numpy's
+AVX-512 paths). Pinned here, in the environment, before numpy or torch is imported:
 
 - numpy: its baseline kernels alone (`NPY_ENABLE_CPU_FEATURES` set to the baseline, no
   dispatched AVX2 or AVX-512 paths), which every CPU numpy runs on has;
