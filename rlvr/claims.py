@@ -14,6 +14,7 @@ results, and a test fails if they differ). Outside such a span, never write the 
 
 import math
 import re
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -44,6 +45,7 @@ def _two_sided_p(t, dof):
     return 1.0 - inside
 
 
+@cache  # a claim asks at its seeds' dof, many claims at the same few
 def t_quantile(dof, alpha=ALPHA):
     """The critical value t of a two-sided test: P(|T_dof| > t) = alpha, for an integer dof ≥ 1
     (by bisection on _two_sided_p, to 1e-12)."""
