@@ -21,8 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rlvr.numerics import VARIABLES  # what rlvr pins: each measurement's process starts without them
+
 REPO = Path(__file__).resolve().parents[1]
-PINS = ("ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "MKL_CBWR")
 
 WORK = """
 import json, sys, time
@@ -65,7 +66,7 @@ print(json.dumps(out))
 
 
 def measure(platform):
-    env = {k: v for k, v in os.environ.items() if k not in PINS}
+    env = {k: v for k, v in os.environ.items() if k not in VARIABLES}
     said = subprocess.run([sys.executable, "-c", WORK, platform], cwd=REPO, env=env, capture_output=True,
                           text=True, check=True)
     return json.loads(said.stdout.splitlines()[-1])

@@ -58,7 +58,7 @@ def difference(a, b):
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
     se, n = np.sqrt(va + vb), min(len(a), len(b))
     dof = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)) if va + vb > 0 and n > 1 else n - 1
-    return b.mean() - a.mean(), se, n, False, n > 1 and K.resolved(b.mean() - a.mean(), se, n, dof)
+    return b.mean() - a.mean(), se, n, False, K.resolved(b.mean() - a.mean(), se, n, dof)
 
 
 class Comparison(NamedTuple):

@@ -30,6 +30,8 @@ X86 = platform.machine().lower() in ("x86_64", "amd64")
 NUMPY_BASELINE = "X86_V2"  # numpy >= 2.4's x86-64 baseline: every dispatched path above it is off
 TORCH_CAPABILITY = "avx2"
 MKL_BRANCH = "COMPATIBLE"
+# the environment variables `pin` sets or clears: unset them all for this CPU's own kernels
+VARIABLES = ("NPY_ENABLE_CPU_FEATURES", "NPY_DISABLE_CPU_FEATURES", "MKL_CBWR", "ATEN_CPU_CAPABILITY")
 
 
 def _cpu_has_avx2():

@@ -29,8 +29,7 @@ MICRO = {"enabled": True, "model": {"n_layer": 1, "d_model": 16, "n_head": 2},
 
 
 def _env(cpu):
-    pins = ("ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "MKL_CBWR")
-    env = {k: v for k, v in os.environ.items() if k not in pins}  # the suite's own pin (conftest) too
+    env = {k: v for k, v in os.environ.items() if k not in numerics.VARIABLES}  # the suite's own pin too
     aten, npy = CPUS[cpu]
     env |= {"ATEN_CPU_CAPABILITY": aten} if aten else {}
     env |= {"NPY_DISABLE_CPU_FEATURES": npy} if npy else {}

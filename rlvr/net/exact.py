@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from ..metrics import pass_at_k
-from .model import forward
+from .model import forward, picked, summed
 
 
 def sequence_logprob(params, cfg, prompts, answers, answer_len, chunk=4096):
@@ -39,9 +39,7 @@ def sequence_logprob(params, cfg, prompts, answers, answer_len, chunk=4096):
         seq = a.reshape(1, m * K, La).expand(E, -1, -1)  # [E, m·K, La]
         rest = forward(params, cfg, seq[..., :-1], cache)  # [E, m·K, La − 1, n_out]: answer tokens 1 ..
         logp = torch.cat([first[:, :, None].expand(-1, -1, K, -1).reshape(E, m * K, 1, -1), rest], dim=2)
-        tok = logp.gather(-1, seq.clamp(max=cfg.n_out - 1)[..., None])[..., 0]  # PAD targets masked below
-        mask = torch.arange(La) < counted.reshape(1, m * K, 1)
-        out.append((tok.double() * mask).sum(dim=-1).reshape(E, m, K))
+        out.append(summed(picked(logp, seq, cfg), counted.reshape(1, m * K)).reshape(E, m, K))
     return torch.cat(out, dim=1)
 
 

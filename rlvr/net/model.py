@@ -157,8 +157,21 @@ def token_logprob(params, cfg, prompts, answers):
     """
     Lp = prompts.shape[-1]
     seq = torch.cat([prompts, answers], dim=-1)[..., :-1]  # the last token is only predicted, never read
-    logp = forward(params, cfg, seq)[:, :, Lp - 1 :]  # [E, B, La, n_out]
+    return picked(forward(params, cfg, seq)[:, :, Lp - 1 :], answers, cfg)  # logp: [E, B, La, n_out]
+
+
+def picked(logp, answers, cfg):
+    """The log-prob each answer token got: logp [E, B, La, n_out], the next-token log-probs at the
+    answers' positions, read at answers [E, B, La] -> [E, B, La]. At PAD it holds token N_OUT − 1's
+    (PAD is never predicted): `summed` masks it by the answer's length."""
     return logp.gather(-1, answers.clamp(max=cfg.n_out - 1)[..., None])[..., 0]
+
+
+def summed(tok, answer_len):
+    """log π(answer): the first answer_len [E, B] of its token log-probs tok [E, B, La] summed in
+    float64 -> [E, B] (EOS counted; whatever follows it, PAD, not)."""
+    counted = torch.arange(tok.shape[-1]) < answer_len[..., None]  # [E, B, La]
+    return (tok.double() * counted).sum(dim=-1)
 
 
 def answer_logprob(params, cfg, prompts, answers, answer_len):
@@ -167,6 +180,4 @@ def answer_logprob(params, cfg, prompts, answers, answer_len):
     prompts: [E, B, Lp] ids; answers: [E, B, La] ids, of which the first answer_len: [E, B] are
     counted (EOS included; whatever follows, PAD, is ignored). Keeps the gradient.
     """
-    tok = token_logprob(params, cfg, prompts, answers)  # PAD targets masked below
-    counted = torch.arange(answers.shape[-1]) < answer_len[..., None]  # [E, B, La]
-    return (tok.double() * counted).sum(dim=-1)
+    return summed(token_logprob(params, cfg, prompts, answers), answer_len)
