@@ -189,11 +189,12 @@ NET_RECORD = 3e-5  # a record, per (seed, prompt, candidate) teacher-forced
 
 
 def network_seconds(net, P, M):
-    """CPU-seconds of the network section, estimated: (its base, every row). A row with lists is a
-    grid: its combinations, each at the row's largest epochs."""
+    """CPU-seconds of the network section, estimated: (its bases, one a seed; every row). A row
+    with lists is a grid: its combinations, each at the row's largest epochs."""
     model = net["model"]
     scale = max(0.25, model["n_layer"] * model["d_model"] ** 2 / (2 * 64**2))
-    base = JOB + NET_TORCH + net["base"]["steps"] * net["base"]["batch"] * NET_BASE_ANSWER * scale
+    base = len(net["seeds"]) * (JOB + NET_TORCH + net["base"]["steps"] * net["base"]["batch"]
+                                * NET_BASE_ANSWER * scale)
     records = (net["steps"] // net["eval_every"] + 2) * len(net["seeds"]) * P * M
 
     def largest(row, key, default):  # a row's value, the largest of a grid's, or the default
@@ -260,10 +261,10 @@ def parts(cfg, defaults, training):
     if net["enabled"]:
         base, rows = network_seconds(net, P, M)
         d_net = defaults["network"]
-        out.append(Part("the network's base", base, grown([("network.base.steps", net["base"]["steps"],
-                                                            d_net["base"]["steps"]),
-                                                           ("network.model.d_model", net["model"]["d_model"],
-                                                            d_net["model"]["d_model"])])))
+        out.append(Part("the network's bases", base, grown([
+            ("network.base.steps", net["base"]["steps"], d_net["base"]["steps"]),
+            ("network.seeds", len(net["seeds"]), len(d_net["seeds"])),
+            ("network.model.d_model", net["model"]["d_model"], d_net["model"]["d_model"])])))
         out.append(Part("the network rows' training", rows, grown([
             ("network.steps", net["steps"], d_net["steps"]), ("network.seeds", len(net["seeds"]),
                                                               len(d_net["seeds"])),

@@ -155,14 +155,17 @@ def cmd_clean(a):
     blocks no longer asked for (the network's rows too), a method dropped from the gradient
     statistics. Without --config
     every config a run recorded (rlvr/config.py record_config) is kept, and the default; with
-    --config only those, after a confirmation if files of a recorded config would go. An
+    --config only those, after a confirmation if files of a recorded config would go. A file
+    is a config's only where it carries the identity that config plans for it (another
+    config's file at the same path, or one made by other code, is not). An
     aggregate that holds rows of a deleted file is deleted too: the next run makes it again
     rather than trusting it. A training pack goes whole or not at all. Say each file, and remove
     the directories this empties."""
     from pathlib import Path
 
+    from . import binding, packs, specs
     from . import config as C
-    from . import packs, specs
+    from .compute import planned_identities
 
     results, logs = Path(a.results), Path(a.logs)
     recorded = C.recorded_configs(results)  # ConfigError names a recorded file it cannot read
@@ -174,10 +177,14 @@ def cmd_clean(a):
              for p in sorted((results / part).rglob("*.parquet"))]
     names = {p.relative_to(results).as_posix() for p in files}
     keep = set()
-    for name, cfg in kept:
+    for name, cfg in kept:  # a file a config names is its own only if it carries its identity
         named = _named_files(C, cfg, results) & names
-        keep |= named
-        print(f"{name} keeps {len(named)} result files")
+        ids = planned_identities(cfg, results)
+        own = {n for n in named if binding.carried(results / n) == ids[n.removesuffix(".parquet")]}
+        keep |= own
+        other = len(named - own)
+        print(f"{name} keeps {len(own)} result files"
+              + (f" (it names {other} more, made by another config or other code)" if other else ""))
     # a training pack (rlvr/packs.py) is kept whole while a config names one of its jobs: a run
     # keeps it as it ran, and would train it all again to make a file deleted here; a pack none
     # of whose jobs a config names goes whole, its manifest and log too
@@ -196,8 +203,10 @@ def cmd_clean(a):
     logs_of = {}  # a gradient-statistics job's log is named by its job, a network row's by its row
     for path in stale:  # (a training pack's by its pack: below)
         name = path.relative_to(results).as_posix().removesuffix(".parquet")
-        if name.startswith("network/"):  # a row's files share its log; the base's: network/base.log
-            logs_of.setdefault(logs / f"{name.rpartition('.')[0] or 'network/base'}.log", None)
+        if name.startswith("network/base/"):  # a base's two files share its log (network/base/seed<s>.log)
+            logs_of.setdefault(logs / f"{name.removesuffix('_prompts')}.log", None)
+        elif name.startswith("network/"):  # a row's files share its log
+            logs_of.setdefault(logs / f"{name.rpartition('.')[0]}.log", None)
         elif not name.startswith("runs/"):
             logs_of.setdefault(logs / f"{name}.log", None)
     for manifest in manifests:
@@ -222,13 +231,13 @@ def cmd_clean(a):
 def _named_files(C, cfg, results):
     """The per-job files (under results/) a validated config names."""
     from . import specs
-    from .net.specs import BASE, BASE_PROMPTS, NET_FILES
+    from .net.specs import NET_FILES, base_files
 
     named = {f"{job.path}.{kind}.parquet" for job in C.train_jobs(C.train_rows(cfg), results)
              for kind in specs.JOB_FILES}
-    base, net_jobs = C.network_jobs(cfg, results)
+    bases, net_jobs = C.network_jobs(cfg, results)
     named |= {f"{job.path}.{kind}.parquet" for job in net_jobs for kind in NET_FILES}
-    named |= {f"{name}.parquet" for name in (BASE, BASE_PROMPTS)} if base else set()
+    named |= {f"{name}.parquet" for base in bases for name in base_files(base.seed)}
     return named | {job.path for job in C.gradstat_jobs(cfg)}
 
 
@@ -389,11 +398,12 @@ def build_parser():
     job("net_base", help="the network's base: supervised learning on the toy's reference policy",
         inputs=("task",), outputs=("out", "prompts"), compute=False)  # torch probes for pandas
     s = sub.add_parser("net_train", help="train one network job (a row's block of seeds, packed) from "
-                       "the base")
+                       "their bases")
     s.add_argument("--spec", required=True, help="the row's spec as JSON (rlvr/net/specs.py)")
     s.add_argument("--code", help="refuse to run unless the rlvr code has this hash (rlvr/codeversion.py)")
     s.add_argument("--task", required=True, help="input: the task Parquet file")
-    s.add_argument("--base", required=True, help="input: the network's base (network/base.parquet)")
+    s.add_argument("--bases", nargs="+", required=True,
+                   help="input: each seed's base, in the spec's seed order (network/base/seed<s>.parquet)")
     s.add_argument("--results", required=True,
                    help="output: write the row's files under this directory (<path>.<kind>.parquet)")
     s.set_defaults(fn=run_stage)  # torch probes for pandas: not refused here

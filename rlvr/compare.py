@@ -16,7 +16,7 @@ import pandas as pd
 from . import claims as K
 from . import config as C
 from . import io
-from .compute import job_files
+from .compute import job_files, planned_identities
 from .specs import TrainRow
 
 IGNORED = ("seeds", "settings_id")  # a row is its settings whatever its seeds (the id: of the rest)
@@ -27,10 +27,11 @@ def seed_values(results, cfg, y):
     """{row (a TrainRow without seeds): Series of the value y of each of its seeds, by seed} of
     every toy row a validated config trains, from its jobs' run files under results/ (a row at a
     time: the shared settings a file holds are in its name, not its columns); FileNotFoundError
-    naming a file not there, ValueError naming y if it is no value of the runs."""
-    out = {}
+    naming a file not there, io.InputError naming one another config made, ValueError naming y if
+    it is no value of the runs."""
+    out, identities = {}, planned_identities(cfg, results)
     for row in C.train_rows(cfg):
-        runs = io.read_concat(job_files(results, C.train_jobs([row], results), "run")).to_pandas()
+        runs = io.read_concat(job_files(results, C.train_jobs([row], results), "run", identities)).to_pandas()
         values = [c for c in runs.columns if c not in KEYS and runs[c].dtype.kind in "fiu"]
         if y not in values:
             raise ValueError(f"--y {y}: not a value of the runs; the values: {', '.join(values)}")

@@ -65,13 +65,15 @@ def _make(name, step, made, task):
     if step.stage in ("net_base", "net_train"):  # torch: loaded only for a config with the network
         from .net import base as net_base
         from .net.results import row_columns as net_row_columns
-        from .net.specs import BASE, BASE_PROMPTS, NetBase, NetRow
+        from .net.specs import NetBase, NetRow, base_files
 
         if step.stage == "net_base":
-            params, prompts = net_base.base_columns(task, from_json(NetBase, step.spec))
-            return {BASE: pa.table(params), BASE_PROMPTS: pa.table(prompts)}
-        row, base = from_json(NetRow, step.spec), made[BASE]
-        start = net_base.params_from_columns(base, net_base.model_of(row))
+            spec = from_json(NetBase, step.spec)
+            params, prompts = net_base.base_columns(task, spec)
+            return dict(zip(base_files(spec.seed), (pa.table(params), pa.table(prompts))))
+        row = from_json(NetRow, step.spec)
+        names = [base_files(seed)[0] for seed in row.seeds]
+        start = net_base.stack_bases([made[name] for name in names], net_base.model_of(row), names)
         tables, _ = net_row_columns(task, row, start)
         return {f"{row.path}.{kind}": pa.table(cols) for kind, cols in tables.items()}
     tables = [made[i] for i in step.inputs]  # an aggregate
@@ -80,12 +82,22 @@ def _make(name, step, made, task):
     return {name: io.concat_tables(tables, step.inputs, spec)}
 
 
-def _plan(cfg, code):
-    """binding.plan of cfg as one process computes it: one job a training row."""
+def _plan(cfg, code, results=None):
+    """binding.plan of cfg as one process computes it: one job a training row; with a results
+    directory, the blocks of seeds the pipeline plans there (rlvr/config.py train_jobs)."""
     from .net.specs import plan_steps
 
-    return binding.plan(cfg, C.train_jobs(C.train_rows(cfg)), C.gradstat_jobs(cfg), C.gradstat_cases(cfg),
-                        code, plan_steps(*C.network_jobs(cfg), code).items())
+    return binding.plan(cfg, C.train_jobs(C.train_rows(cfg), results), C.gradstat_jobs(cfg),
+                        C.gradstat_cases(cfg), code, plan_steps(*C.network_jobs(cfg, results), code).items())
+
+
+def planned_identities(cfg, results=None):
+    """{name: identity} of every file a run of the validated cfg writes under results/, with
+    this code (rlvr/binding.py): what a file of that name must carry to be this config's."""
+    from .codeversion import code_version
+
+    code = lambda stage, methods=(): code_version(stage, tuple(methods))  # noqa: E731
+    return binding.identities(_plan(cfg, code, results))
 
 
 def write_results(tables, directory, cfg):
@@ -151,15 +163,25 @@ def load_rows(results="results", config=None, experiment=None, kind="run"):
             raise ValueError(f"the config trains no rows of experiment {experiment!r}; its experiments: "
                              f"{', '.join(sorted(known))}")
         jobs = C.train_jobs(rows, results)
-    return io.read_concat(job_files(results, jobs, kind)).to_pandas()
+    return io.read_concat(job_files(results, jobs, kind, planned_identities(cfg, results))).to_pandas()
 
 
-def job_files(results, jobs, kind):
+def job_files(results, jobs, kind, identities):
     """The `kind` files of these training jobs under results/ (rlvr/specs.py JOB_FILES, or the
-    network's NET_FILES); FileNotFoundError naming one not trained yet."""
+    network's NET_FILES), each checked to carry the identity its config plans for it
+    (identities: planned_identities); FileNotFoundError naming one not trained yet, io.InputError
+    naming one that another config (another task, base, spec) or other code made: a path does not
+    hold everything a file's numbers depend on, its identity does."""
     paths = [Path(results, f"{job.path}.{kind}.parquet") for job in jobs]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"{len(missing)} of {len(paths)} training jobs' files are not under "
                                 f"{results}/, e.g. {missing[0]}: run snakemake with that config first")
+    foreign = [str(p) for job, p in zip(jobs, paths)
+               if binding.carried(p) != identities[f"{job.path}.{kind}"]]
+    if foreign:
+        raise io.InputError(f"{len(foreign)} of {len(paths)} files under {results}/ are not this config's, "
+                            f"e.g. {foreign[0]}: made from another task, base or spec (another config's file "
+                            "at the same path) or by other code; run snakemake with this config, which "
+                            "remakes them")
     return paths

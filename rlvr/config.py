@@ -247,10 +247,10 @@ def _plain(error):
                 + did_you_mean(value, error.validator_value))
     if how == "additionalProperties" and isinstance(value, dict):
         known = list(schema.get("properties", {}))
-        not_read = schema.get("x-not-read", ())
+        not_read, gone = schema.get("x-not-read", ()), schema.get("x-gone", {})
         unknown = [f"{k!r} is a knob of the toy's rows that the network's trainer does not read "
-                   f"(rlvr/net/specs.py NET_KNOBS)" if k in not_read else
-                   f"unknown key {k!r}{did_you_mean(k, known)}" for k in value if k not in known]
+                   f"(rlvr/net/specs.py NET_KNOBS)" if k in not_read else f"{k!r} {gone[k]}" if k in gone
+                   else f"unknown key {k!r}{did_you_mean(k, known)}" for k in value if k not in known]
         return f"{'; '.join(unknown)}; the keys here are: {', '.join(known)}"
     if how == "minItems" and error.validator_value == 1:
         return "is empty; give at least one value"
@@ -747,25 +747,27 @@ NET_LAST = f".{NET_FILES[-1]}.parquet"  # the file a network training job writes
 
 
 def network_jobs(cfg, results=None):
-    """The network's base and its training jobs: (NetBase, [NetRow]), (None, []) when the network
-    is off. A job trains a row's seeds packed along the model's ensemble dimension: all of them,
-    or with a results directory, as toy rows do (train_jobs), each block of them whose files are
-    there and one block of the rest, so that an added seed trains alone (a seed's numbers do not
-    depend on what it is packed with)."""
+    """The network's bases and its training jobs: ([NetBase], [NetRow]), ([], []) when the
+    network is off. Seed s starts from the base of seed s: one base a seed. A job trains a row's
+    seeds packed along the model's ensemble dimension: all of them, or with a results directory,
+    as toy rows do (train_jobs), each block of them whose files are there and one block of the
+    rest, so that an added seed trains alone (a seed's numbers do not depend on what it is packed
+    with)."""
     net = cfg["network"]
     if not net["enabled"]:
-        return None, []
+        return [], []
     model, base = net["model"], net["base"]
     sizes = tuple(model[key] for key in ("n_layer", "d_model", "n_head"))
     task_seed = cfg["task"]["seed"]
-    made = NetBase(*sizes, base["steps"], base["batch"], float(base["lr"]), base["seed"], task_seed)
+    bases = [NetBase(*sizes, base["steps"], base["batch"], float(base["lr"]), seed, task_seed)
+             for seed in sorted(net["seeds"])]
     rows = [NetRow(method=r["method"], lr=float(r["lr"]), **net_budget(net, r),
                    steps=net["steps"], max_len=net["max_len"], eval_every=net["eval_every"],
                    seeds=tuple(sorted(net["seeds"])), k=tuple(cfg["reference"]["k"]), model=sizes,
                    task_seed=task_seed,
                    **{k.name: k.cast(r[k.name]) for k in NET_KNOBS if k.name not in JOB_FIELDS})
             for r, _ in expand_rows(net["rows"], "network", NET_FIELDS)]
-    return made, train_jobs(rows, results, NET_LAST)
+    return bases, train_jobs(rows, results, NET_LAST)
 
 
 def asked(cfg):
@@ -773,9 +775,12 @@ def asked(cfg):
     return [demo for demo in DEMOS if demo.section is None or cfg[demo.section]["enabled"]]
 
 
-def _base_line(to_run):
-    """What the summary says of the network's base: made once, for every network job."""
-    return "its base kept" if to_run is not None and not to_run.get("network_base") else "and its base"
+def _base_line(to_run, n):
+    """What the summary says of the network's n bases (one a seed, each made once for every row)."""
+    if to_run is None:
+        return f"and its {n} bases (one a seed)"
+    made = to_run.get("network_base", 0)
+    return f"{made} of its {n} bases to make" if made else f"its {n} bases kept"
 
 
 def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
@@ -816,11 +821,12 @@ def summary(cfg, to_run=None, default=DEFAULT_CONFIG, n_jobs=None):
                          "--configfile replaces the default list, it does not extend it")
     for name in base.keys() - by_experiment.keys():
         lines.append(f"{SECTION_OF.get(name, name):<{w}} off")
-    _, net_rows = network_jobs(cfg)
+    bases, net_rows = network_jobs(cfg)
     if net_rows:  # a job a row's block of seeds (n_jobs["network"], as planned with the files
-        # present; a row a job before that); and the base, one job
+        # present; a row a job before that); and a base a seed, a job each
         runs = sum(len(r.seeds) for r in net_rows)
         lines.append(f"{'network':<{w}} {len(net_rows):3d} rows x {len(net_rows[0].seeds):2d} seeds = "
                      f"{runs:4d} runs  "
-                     f"{jobs('network', (n_jobs or {}).get('network', len(net_rows)))}, {_base_line(to_run)}")
+                     f"{jobs('network', (n_jobs or {}).get('network', len(net_rows)))}, "
+                     f"{_base_line(to_run, len(bases))}")
     return lines

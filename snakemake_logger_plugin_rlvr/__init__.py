@@ -37,6 +37,8 @@ WIDTH = 100  # of the lines of a dry run's job stats
 TRAIN = "train"  # the training packs' rules are train_<pack> (rlvr/packs.py)
 NETWORK = "network"  # the network's training rules are network_<hash of its row> (workflow/rules/network.smk)
 NETWORK_ROW = re.compile(rf"^{NETWORK}_[0-9a-f]{{10}}$")
+NETWORK_BASE = "network_base"  # a base a seed: network_base_seed<s>
+NETWORK_BASE_SEED = re.compile(rf"^{NETWORK_BASE}_seed\d+$")
 
 
 @dataclass
@@ -48,10 +50,12 @@ def job_stats(stats):
     """Snakemake's "Job stats" table ({rule: jobs, ..., "total": jobs}) on a few lines, a rule
     never apart from its count: "Job stats (216 jobs): task 1, train 182, ..." """
     total = stats.get("total", sum(stats.values()))
-    folded = {}  # the training packs' rules, train_<pack>, as one: "train"; network_<hash>: "network"
+    folded = {}  # the training packs' rules, train_<pack>, as one: "train"; network_<hash>: "network";
+    # network_base_seed<s>: "network_base"
     for rule, count in stats.items():
         if rule != "total":
-            key = TRAIN if rule.startswith(f"{TRAIN}_") else NETWORK if NETWORK_ROW.match(rule) else rule
+            key = (TRAIN if rule.startswith(f"{TRAIN}_") else NETWORK if NETWORK_ROW.match(rule)
+                   else NETWORK_BASE if NETWORK_BASE_SEED.match(rule) else rule)
             folded[key] = folded.get(key, 0) + count
     lines, line = [], f"Job stats ({total} jobs):"
     for rule, count in folded.items():

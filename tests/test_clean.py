@@ -60,18 +60,27 @@ def made_by(name):
     return [f"results/{PACKS_DIR}/{pack}.json", f"logs/train/{pack}.log"]
 
 
-def plant(directory, names):
-    """Each per-job file (a stand-in: clean reads only names, manifests' paths and .run files'
-    rows), and what made it (made_by)."""
+def plant(directory, names, *configs):
+    """Each per-job file (a stand-in: clean reads names, manifests' paths, .run files' rows and
+    the identity a file carries: that which the first of configs naming it plans, none for a
+    file none of them names), and what made it (made_by)."""
+    from rlvr.compute import planned_identities
+
+    ids = {}
+    for config in configs:
+        for name, ident in planned_identities(C.load_config(config), directory / "results").items():
+            ids.setdefault(name, ident)
     for name in names:
         made = {path: "" for path in made_by(name)}
         for path in made:
             if path.endswith(".json"):
                 made[path] = json.dumps({"jobs": [[job_of(name), "", ""]]})
-        for path, text in ((directory / "results" / name, "a job's file"), *(
-                (directory / path, text) for path, text in made.items())):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+        for path, text in made.items():
+            (directory / path).parent.mkdir(parents=True, exist_ok=True)
+            (directory / path).write_text(text)
+        stem = name.removesuffix(".parquet")
+        io.write_table(directory / "results" / name, {"seed": np.array([0])},
+                       io.bound(stem, ids.get(stem, "")))
 
 
 def everything(directory):
@@ -94,14 +103,16 @@ def test_a_run_records_its_config_and_clean_keeps_what_it_names(tmp_path, tiny_i
     assert C.latest_config(results) == C.record_config(C.load_config(second), results).name
     stray = ["runs/training/grpo/lr9.0_off0.0_G4_n4_s20_dyn0_seeds0-1.run.parquet"]
     planted = files_of(first, results) | files_of(second, results)
-    plant(tmp_path, planted | set(stray))
+    plant(tmp_path, planted | set(stray), first, second)
     before = everything(tmp_path)
     out = clean(tmp_path).stdout
     n_first, n_second = len(files_of(first, results)), len(files_of(second, results))
-    n_default = len(files_of(None, results) & planted)  # the gradient statistics' files of its methods
+    # the default names the gradient statistics' files of its methods, which the tiny task made
+    n_default = len(files_of(None, results) & planted)
     assert f"configs/{C.latest_config(results)} (the latest run) keeps {n_second} result files\n" in out, out
     assert f"yaml keeps {n_first} result files\n" in out, out
-    assert f"config/config.yaml (the default) keeps {n_default} result files" in out, out
+    assert n_default and ("config/config.yaml (the default) keeps 0 result files (it names "
+                          f"{n_default} more, made by another config or other code)") in out, out
     gone = sorted(set(before) - set(everything(tmp_path)))
     assert gone == sorted([*made_by(stray[0]), f"results/{stray[0]}"])
 
@@ -115,7 +126,7 @@ def test_clean_with_config_asks_before_deleting_a_recorded_configs_files(tmp_pat
     kept, dropped = TINY, tiny_with(tmp_path, "rloo.yaml")
     for config in (kept, dropped):
         C.record_config(C.load_config(config), results)
-    plant(tmp_path, files_of(kept, results) | files_of(dropped, results))
+    plant(tmp_path, files_of(kept, results) | files_of(dropped, results), kept, dropped)
     only_dropped = files_of(dropped, results) - files_of(kept, results)
     assert len(only_dropped) == len(specs.JOB_FILES)  # the rloo row's
     before = everything(tmp_path)
@@ -146,14 +157,14 @@ def test_clean_deletes_an_aggregate_that_holds_rows_of_what_it_deleted(tmp_path)
     deleted file's rows goes too (and those aggregated beside it); one that does not is kept."""
     results = tmp_path / "results"
     kept, dropped = TINY, tiny_with(tmp_path, "rloo.yaml")
-    plant(tmp_path, files_of(kept, results) | files_of(dropped, results))
+    plant(tmp_path, files_of(kept, results) | files_of(dropped, results), kept, dropped)
     only_dropped = sorted(files_of(dropped, results) - files_of(kept, results))
 
     def rows(seeds, values):
         return {"seed": np.array(seeds), "final_pass1": np.array(values)}
 
     def plant_dropped():
-        plant(tmp_path, only_dropped)
+        plant(tmp_path, only_dropped, kept, dropped)
         for name in only_dropped:
             if name.endswith(".run.parquet"):
                 io.write_table(results / name, rows([0, 1], [0.25, 0.25]))
@@ -201,9 +212,9 @@ def test_a_pack_goes_whole_or_not_at_all(tmp_path):
     kept, dropped = TINY, tiny_with(tmp_path, "rloo.yaml")
     C.record_config(C.load_config(kept), results)
     named = files_of(kept, results)
-    plant(tmp_path, named)
+    plant(tmp_path, named, kept)
     rloo = sorted(files_of(dropped, results) - named)  # one job's files, which no kept config names
-    plant(tmp_path, rloo)
+    plant(tmp_path, rloo, dropped)
     named_job = job_of(next(name for name in sorted(named) if name.startswith("runs/training/")))
     together = pack_name("training", [named_job, job_of(rloo[0])])
     (results / PACKS_DIR / f"{together}.json").write_text(
@@ -213,7 +224,7 @@ def test_a_pack_goes_whole_or_not_at_all(tmp_path):
     assert all((results / name).exists() for name in rloo), out
     assert (results / PACKS_DIR / f"{together}.json").exists(), out
     (results / PACKS_DIR / f"{together}.json").unlink()
-    plant(tmp_path, rloo)  # now the rloo job is in a pack of its own
+    plant(tmp_path, rloo, dropped)  # now the rloo job is in a pack of its own
     before = everything(tmp_path)
     clean(tmp_path, "--config", str(kept), "--yes")
     gone = sorted(set(before) - set(everything(tmp_path)))

@@ -78,8 +78,10 @@ def test_the_cli_compares_two_configs_from_the_files_they_kept(tiny_run, tmp_pat
     assert refused.returncode != 0 and "lr4.0" in refused.stderr and "run snakemake" in refused.stderr
     (new,) = [job for job in C.train_jobs(C.train_rows(C.load_config(config_b)), results)
               if job.lr == 4.0 and job.experiment == "training"]
-    run([PYTHON, "-m", "rlvr", "train", "--spec", to_json(new), "--task", str(results / "task.parquet"),
-         "--results", str(results)])
+    from rlvr.codeversion import code_version
+
+    run([PYTHON, "-m", "rlvr", "train", "--spec", to_json(new), "--code", code_version("train", new.methods),
+         "--task", str(results / "task.parquet"), "--results", str(results)])
     out = run(rlvr).stdout.splitlines()
     n_rows = len(C.train_rows(C.load_config(TINY)))
     assert out[1].startswith(f"in both: {n_rows - 1} rows")
@@ -92,3 +94,32 @@ def test_the_cli_compares_two_configs_from_the_files_they_kept(tiny_run, tmp_pat
     assert "lr 2 → 4" in out[3] and f"{len(d)} seeds, paired" in out[3]
     bad = run([*rlvr, "--y", "pass1"], check=False)
     assert bad.returncode == 2 and "--y pass1: not a value of the runs; the values: final_pass1" in bad.stderr
+
+
+@pytest.mark.slow
+def test_every_reader_refuses_another_configs_files_at_the_same_paths(tiny_run, tmp_path):
+    """A config that differs from the tiny one in task.seed alone names the same files (a path
+    does not carry the task; the identity a file carries does): load_rows, load_policies,
+    `rlvr compare` and `rlvr plot` refuse to show the tiny config's numbers under its name,
+    naming a file, and read them as the tiny config's own."""
+    from rlvr import io, load_policies, load_rows
+
+    results = tiny_run / "results"  # read, not written
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["task"]["seed"] = 1
+    other = tmp_path / "task_seed1.yaml"
+    other.write_text(yaml.safe_dump(cfg))
+    paths = [{job.path for job in C.train_jobs(C.train_rows(C.load_config(c)), results)}
+             for c in (TINY, other)]
+    assert paths[0] == paths[1]
+    assert len(load_rows(results, TINY, "training")) and len(load_policies(results, TINY, "training"))
+    for read in (lambda: load_rows(results, other, "training"), lambda: load_policies(results, other)):
+        with pytest.raises(io.InputError, match=r"files under .* are not this config's, e.g. "
+                           r".*\.parquet: made from another task, base or spec"):
+            read()
+    for command in (["compare", str(TINY), str(other), "--results", str(results)],
+                    ["plot", "--results", str(results), "--config", str(other), "--x", "lr",
+                     "--out", str(tmp_path / "sweep")]):
+        refused = run([PYTHON, "-m", "rlvr", *command], check=False)
+        assert refused.returncode == 2 and "not this config's" in refused.stderr, refused.stderr
+    assert not list(tmp_path.glob("sweep*"))

@@ -517,18 +517,31 @@ def test_the_shipped_configs_are_well_within_the_time_limit():
         assert budget.check_time(cfg, budget.parts(cfg, _defaults(), training), n_cores=1) is None
 
 
-def test_the_network_study_keeps_the_default_config_but_its_network_rows():
+def test_the_network_study_and_replication_keep_the_default_config_but_their_network_keys():
     """config/network.yaml (the bridge's full study) is valid; merged over the default config it
-    changes the network's steps and rows only (its 5 seeds are the default's), and every row of
-    the default's network is one of its rows (so demo 17's predictions all read rows it trains)."""
+    changes the network's steps, seeds and rows only (its 10 seeds hold the default's 5: two
+    sets of 5, demo 17's replication), and every row of the default's network is one of its rows
+    (so demo 17's predictions all read rows it trains). config/network_replication.yaml changes
+    the default's seeds alone, to the same 10."""
     from conftest import REPO
 
     from rlvr.config import load_config, network_jobs
+    from rlvr.demos.network import seed_sets
 
     default, study = load_config(None), load_config(REPO / "config" / "network.yaml")
-    assert {k: v for k, v in study.items() if k != "network"} == {k: v for k, v in default.items()
-                                                                   if k != "network"}
-    assert {k for k in study["network"] if study["network"][k] != default["network"][k]} == {"steps", "rows"}
+    replication = load_config(REPO / "config" / "network_replication.yaml")
+    for cfg in (study, replication):
+        assert {k: v for k, v in cfg.items() if k != "network"} == {k: v for k, v in default.items()
+                                                                     if k != "network"}
+    assert {k for k in study["network"] if study["network"][k] != default["network"][k]} == \
+        {"steps", "seeds", "rows"}
+    net = replication["network"]
+    assert {k for k in net if net[k] != default["network"][k]} == {"seeds"}
+    import pandas as pd
+
+    for cfg in (study, replication):
+        sets = seed_sets({"net_passk": pd.DataFrame({"seed": cfg["network"]["seeds"]})})
+        assert sets[0] == sorted(default["network"]["seeds"]) and len(sets) == 2
     paths = {job.row_path.replace(f"_s{study['network']['steps']}_", "_s") for job in network_jobs(study)[1]}
     assert {job.row_path.replace(f"_s{default['network']['steps']}_", "_s")
             for job in network_jobs(default)[1]} <= paths
@@ -547,12 +560,15 @@ def test_the_guides_sweep_alone_example_turns_off_every_demo_but_demo_3_and_the_
     assert [d.name for d in asked(validate_config(cfg))] == ["training", "lr_sweep"]
 
 
-def test_the_summary_says_whether_the_networks_base_is_made_or_kept():
+def test_the_summary_says_how_many_of_the_networks_bases_are_made_or_kept():
     from rlvr.config import network_jobs, summary
 
     cfg = validate_config({})
-    n = len(network_jobs(cfg)[1])
+    bases, jobs = network_jobs(cfg)
+    n, b = len(jobs), len(bases)
+    assert b == len(cfg["network"]["seeds"])  # a base a seed
     line = lambda to_run: next(x for x in summary(cfg, to_run) if x.startswith("network "))  # noqa: E731
-    assert line(None).endswith(f"{n} jobs, and its base")
-    assert line({}).endswith(f"0 of {n} jobs to run, its base kept")
-    assert line({"network": 2, "network_base": 1}).endswith(f"2 of {n} jobs to run, and its base")
+    assert line(None).endswith(f"{n} jobs, and its {b} bases (one a seed)")
+    assert line({}).endswith(f"0 of {n} jobs to run, its {b} bases kept")
+    made = line({"network": 2, "network_base": 1})
+    assert made.endswith(f"2 of {n} jobs to run, 1 of its {b} bases to make")

@@ -14,7 +14,7 @@ from conftest import REPO, run_snakemake, same_table
 
 from rlvr import config as C
 from rlvr import io
-from rlvr.net.specs import BASE, BASE_PROMPTS, NET_FILES
+from rlvr.net.specs import NET_FILES, base_files
 from rlvr.specs import to_json
 from rlvr.task import make_task
 
@@ -34,14 +34,15 @@ def micro_config(tmp_path, **network):
     return path
 
 
-def test_a_config_asks_for_a_base_and_a_job_a_row_and_bad_rows_are_refused(tmp_path):
-    base, rows = C.network_jobs(C.load_config(micro_config(tmp_path)))
-    assert (base.n_layer, base.d_model, base.n_head, base.steps) == (1, 16, 2, 20)
+def test_a_config_asks_for_a_base_a_seed_and_a_job_a_row_and_bad_rows_are_refused(tmp_path):
+    bases, rows = C.network_jobs(C.load_config(micro_config(tmp_path)))
+    assert [(b.n_layer, b.d_model, b.n_head, b.steps, b.seed) for b in bases] == \
+        [(1, 16, 2, 20, s) for s in (0, 1)]
     agg = "seq-mean-token-sum-norm"
     assert [(r.method, r.seeds, r.optimizer, r.loss_agg) for r in rows] == \
         [("grpo", (0, 1), "adam", agg), ("none", (0, 1), "adam", agg)]
     assert len({r.path for r in rows}) == 2 and all(r.path.startswith("network/") for r in rows)
-    assert C.network_jobs(C.load_config(TINY)) == (None, [])  # off: nothing planned
+    assert C.network_jobs(C.load_config(TINY)) == ([], [])  # off: nothing planned
     # a row's own G and prompts a step (the same answers a step in other groups), in its path
     _, (own,) = C.network_jobs(C.load_config(micro_config(tmp_path, rows=[
         {"method": "grpo", "lr": 0.01, "G": 2, "prompts_per_step": 8}])))
@@ -63,6 +64,11 @@ def test_a_config_asks_for_a_base_and_a_job_a_row_and_bad_rows_are_refused(tmp_p
         assert message in str(err.value)
     with pytest.raises(C.ConfigError, match="network.model.d_model"):
         C.load_config(micro_config(tmp_path, model={"n_layer": 1, "d_model": 10, "n_head": 4}))
+    with pytest.raises(C.ConfigError, match=r"network\.max_len: 6 is shorter than the longest candidate"):
+        C.load_config(micro_config(tmp_path, max_len=6))
+    # one base for every seed is gone: a seed's base is its own, and the error says so
+    with pytest.raises(C.ConfigError, match=r"network\.base: 'seed' is gone: network seed s starts from"):
+        C.load_config(micro_config(tmp_path, base={"steps": 20, "seed": 0}))
 
 
 def test_a_network_row_takes_exactly_the_objective_knobs_its_trainer_reads():
@@ -80,21 +86,27 @@ def test_a_network_row_takes_exactly_the_objective_knobs_its_trainer_reads():
 
 
 def test_a_rows_numbers_are_the_same_bits_alone_packed_and_rerun():
-    """Seed 1 trained beside seed 0 or alone: every file's rows of seed 1 the same bits; and a
-    second run of the pair, the same bits again (one torch thread)."""
+    """Seed 1 trained beside seed 0 or alone (each from its own base): every file's rows of seed
+    1 the same bits; and a second run of the pair, the same bits again (one torch thread). The
+    two bases differ: a seed's base is a draw of its own."""
     from rlvr.net import base as net
     from rlvr.net.results import row_columns
 
     task = make_task(P=8, M=4, seed=0)
     cfg = C.validate_config({**yaml.safe_load(TINY.read_text()), "network": MICRO})
-    base_spec, rows = C.network_jobs(cfg)
-    params, prompts = net.base_columns(task, base_spec)
-    assert len(prompts["p_correct"]) == 8 and np.all(prompts["mass_on_candidates"] <= 1 + 1e-6)
-    start = net.params_from_columns(params, net.model_of(base_spec))
+    base_specs, rows = C.network_jobs(cfg)
+    made = [net.base_columns(task, spec) for spec in base_specs]
+    for spec, (_, prompts) in zip(base_specs, made):
+        assert len(prompts["p_correct"]) == 8 and np.all(prompts["mass_on_candidates"] <= 1 + 1e-6)
+        assert set(prompts["seed"]) == {spec.seed}
+    assert not np.array_equal(made[0][1]["p_correct"], made[1][1]["p_correct"])
+    cfg_of = net.model_of(base_specs[0])
+    start = net.stack_bases([params for params, _ in made], cfg_of, ["seed 0", "seed 1"])
     row = rows[0]
     pair, _ = row_columns(task, row, start)
     again, _ = row_columns(task, row, start)
-    alone, _ = row_columns(task, row.__class__(**{**row.__dict__, "seeds": (1,)}), start)
+    alone, _ = row_columns(task, row.__class__(**{**row.__dict__, "seeds": (1,)}),
+                           net.stack_bases([made[1][0]], cfg_of, ["seed 1"]))
     for kind in NET_FILES:
         a, b = pa.table(pair[kind]), pa.table(again[kind])
         assert same_table(a, b), kind
@@ -109,7 +121,7 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     file bound to the identity the plan gives it; a base of another model is refused by the
     training job, naming the file, before anything is written."""
     from rlvr import binding, codeversion
-    from rlvr.net.base import base_columns, model_of, params_from_columns
+    from rlvr.net.base import base_columns, model_of, stack_bases
     from rlvr.net.results import row_columns
     from rlvr.net.specs import plan_steps
     from rlvr.task import read_task
@@ -121,21 +133,26 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     results = work / "results"
     cfg = C.load_config(config)
     task = read_task(results / "task.parquet")
-    base_spec, jobs = C.network_jobs(cfg)
-    params, prompts = base_columns(task, base_spec)
-    assert same_table(io.read_arrow(results / f"{BASE_PROMPTS}.parquet"), pa.table(prompts))
-    assert same_table(io.read_arrow(results / f"{BASE}.parquet"), pa.table(params))
-    start = params_from_columns(params, model_of(base_spec))
+    base_specs, jobs = C.network_jobs(cfg)
+    made = {spec.seed: base_columns(task, spec) for spec in base_specs}
+    for seed, (params, prompts) in made.items():
+        names = base_files(seed)
+        assert same_table(io.read_arrow(results / f"{names[0]}.parquet"), pa.table(params))
+        assert same_table(io.read_arrow(results / f"{names[1]}.parquet"), pa.table(prompts))
+    assert same_table(io.read_arrow(results / io.RESULT_FILES["net_base"]),
+                      pa.concat_tables([pa.table(made[seed][1]) for seed in sorted(made)]))
     for job in jobs:
+        start = stack_bases([made[seed][0] for seed in job.seeds], model_of(base_specs[0]), job.seeds)
         tables, _ = row_columns(task, job, start)
         for kind in NET_FILES:
             assert same_table(io.read_arrow(results / f"{job.path}.{kind}.parquet"), pa.table(tables[kind]))
         assert set(tables["batch"]["reward"]) == {job.reward}  # the row's reward function, not a statistic
     code = lambda stage, methods=(): codeversion.code_version(stage, tuple(methods))  # noqa: E731
-    steps = binding.plan(cfg, [], [], [], code) | plan_steps(base_spec, jobs, code)
+    steps = binding.plan(cfg, [], [], [], code) | plan_steps(base_specs, jobs, code)
     ids = binding.identities(steps)
-    for name in [BASE, BASE_PROMPTS, *(f"{job.path}.{kind}" for job in jobs for kind in NET_FILES),
-                 *(binding.NAMES[key] for key in io.NET_PARTS)]:
+    for name in [*(name for seed in made for name in base_files(seed)),
+                 *(f"{job.path}.{kind}" for job in jobs for kind in NET_FILES),
+                 *(binding.NAMES[key] for key in ("net_base", *io.NET_PARTS))]:
         assert binding.carried(results / f"{name}.parquet") == ids[name], name
     rows = io.read_arrow(results / f"{io.RESULT_FILES['net_curves']}").to_pandas()
     assert set(rows["method"]) == {"grpo", "none"} and set(rows["seed"]) == {0, 1}
@@ -150,13 +167,18 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     # a base made for another model, put in place of this one: refused before training
     other = C.network_jobs(C.load_config(micro_config(tmp_path, model={"n_layer": 1, "d_model": 8,
                                                                         "n_head": 2})))[0]
-    foreign = tmp_path / "other" / f"{BASE}.parquet"
-    io.write_table(foreign, base_columns(task, other)[0], io.bound(BASE, "0" * 32))
+    foreign = tmp_path / "other" / f"{base_files(1)[0]}.parquet"
+    io.write_table(foreign, base_columns(task, other[1])[0], io.bound(base_files(1)[0], "0" * 32))
     from rlvr.cli import main
 
     code = main(["net_train", "--spec", to_json(jobs[0]), "--task", str(results / "task.parquet"),
-                 "--base", str(foreign), "--results", str(tmp_path / "foreign")])
-    assert code == 2 and "base.parquet: the base of another model" in capsys.readouterr().err
+                 "--bases", str(results / f"{base_files(0)[0]}.parquet"), str(foreign),
+                 "--results", str(tmp_path / "foreign")])
+    assert code == 2 and "seed1.parquet: the base of another model" in capsys.readouterr().err
+    assert not (tmp_path / "foreign").exists()
+    code = main(["net_train", "--spec", to_json(jobs[0]), "--task", str(results / "task.parquet"),
+                 "--bases", str(foreign), "--results", str(tmp_path / "foreign")])  # a base short
+    assert code == 2 and "--bases: 1 files for the 2 seeds [0, 1]" in capsys.readouterr().err
     assert not (tmp_path / "foreign").exists()
     # a seed added: each row trains the new seed alone, its first seeds' files are kept
     more = micro_config(tmp_path, seeds=[0, 1, 2])
@@ -164,7 +186,7 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     from test_pipeline import job_counts, snakemake
 
     planned = job_counts(snakemake(work, "-n", config=more).stdout)
-    assert planned.get("network") == 2 and "network_base" not in planned, planned
+    assert planned.get("network") == 2 and planned.get("network_base") == 1, planned  # seed 2's alone
     # `rlvr clean` with a config that no longer has the REINFORCE row: its files, its log and the
     # aggregates that hold its rows go; GRPO's row and the base stay
     fewer = micro_config(tmp_path, rows=[{"method": "grpo", "lr": 0.01}])
@@ -176,7 +198,8 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     assert not (work / "logs" / f"{dropped.path}.log").exists()
     kept = next(job for job in jobs if job.method == "grpo")
     assert all((results / f"{kept.path}.{kind}.parquet").exists() for kind in NET_FILES)
-    assert (results / f"{BASE}.parquet").exists() and not (results / io.RESULT_FILES["net_curves"]).exists()
+    assert all((results / f"{name}.parquet").exists() for seed in made for name in base_files(seed))
+    assert not (results / io.RESULT_FILES["net_curves"]).exists()
 
 
 def test_the_network_demos_rendering_is_given_the_toy_rows_it_reads_alone(tmp_path):
@@ -219,3 +242,85 @@ def test_psrs_pass_at_k_is_read_where_its_pass1_reaches_a_target_linearly_betwee
     # seed 0: 0.5 is halfway from 0.4 (step 10) to 0.6 (step 20): pass@k halfway from 0.8 to 0.7
     assert got[0] == pytest.approx(0.75) and np.isnan(got[1])  # seed 1 never reaches 0.7
     assert N._at_pass1(frames, psr, 256, pd.Series([0.1], index=[1]))[0] == 0.9  # reached at the start
+
+
+def test_a_verdict_on_ten_seeds_is_stated_only_where_both_sets_of_five_agree():
+    """seed_sets splits 10 seeds (each its own base) into 0-4 and 5-9, and 9 into none (a half of
+    4 is below the 5 seeds a verdict needs); the verdict is the sets' where they agree, else
+    'not replicated', whatever the difference over all ten says."""
+    from rlvr import claims as K
+    from rlvr.demos import network as N
+
+    def frames(seeds):
+        return {"net_passk": pd.DataFrame({"seed": seeds}), "runs": pd.DataFrame({"seed": [0]})}
+
+    assert N.seed_sets(frames(list(range(9, -1, -1)))) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert N.seed_sets(frames(list(range(9)))) == [list(range(9))]
+    f = frames([0, 7, 3])
+    assert list(N._on_seeds(f, [0, 3])["net_passk"]["seed"]) == [0, 3]
+    assert N._on_seeds(f, [0])["runs"] is f["runs"]  # the toy's rows untouched
+    L = {**N.TEXT["en"]}
+    toy = K.Difference(0.1, 0.001, 10)
+    up, down, flat = K.Difference(0.05, 0.001, 5), K.Difference(-0.05, 0.001, 5), K.Difference(0.05, 0.1, 5)
+    both = K.Difference(0.05, 0.001, 10)
+    assert N.verdict(toy, both, L, [(up, [0]), (up, [1])]) == L["transfers"]
+    assert N.verdict(toy, both, L, [(down, [0]), (down, [1])]) == L["fails"]
+    assert N.verdict(toy, both, L, [(up, [0]), (flat, [1])]) == L["unreplicated"]
+    assert N.verdict(toy, both, L, [(up, [0]), (down, [1])]) == L["unreplicated"]
+    assert N.verdict(toy, both, L, [(flat, [0]), (flat, [1])]) == L["unresolved"]
+    assert N.verdict(toy, both, L) == L["transfers"]  # one set: the difference over all seeds
+
+
+def test_each_prediction_is_judged_at_every_lr_its_rows_share_and_the_table_names_the_largest(monkeypatch):
+    """A prediction whose rows the results hold at two lrs is judged at each (the scan); one at a
+    single lr is not repeated there; the main verdict reads the largest lr."""
+    from rlvr import claims as K
+    from rlvr.demos import network as N
+
+    seeds = np.tile(np.arange(5), 2)
+    lr = np.repeat([1e-4, 3e-4], 5)
+    frames = {"net_passk": pd.DataFrame({"seed": seeds, "lr": lr, "v": 1.0 + lr * 1e4 + seeds * 0.01})}
+
+    def at_largest(f):
+        here = f["net_passk"]
+        if not len(here):
+            return None
+        top = here[here["lr"] == here["lr"].max()]
+        return K.over_seeds(top["v"]), f"Adam lr {top['lr'].iloc[0]:g}: x"
+
+    def only_3e4(f):
+        here = f["net_passk"]
+        return at_largest(f) if (here["lr"] == 3e-4).any() else None
+
+    toy = lambda f: (K.Difference(1.0, 0.01, 5), "toy")  # noqa: E731
+    monkeypatch.setattr(N, "PREDICTIONS", (N.Prediction("two", {"en": "two"}, toy, at_largest),
+                                           N.Prediction("one", {"en": "one"}, toy, only_3e4)))
+    monkeypatch.setattr(N, "_LAST", [None, (), None])
+    out, by_lr = N._verdicts(frames)
+    assert [(p.key, net[1]) for p, _, net, _ in out] == \
+        [("two", "Adam lr 0.0003: x"), ("one", "Adam lr 0.0003: x")]
+    assert [(p.key, net[1], round(net[0].mean, 6)) for p, _, net, _ in by_lr] == \
+        [("two", "Adam lr 0.0001: x", 2.02), ("two", "Adam lr 0.0003: x", 4.02)]
+
+
+def test_a_diverged_network_or_base_is_an_error_naming_its_row_and_seed():
+    """lr 1e9 makes the network's parameters non-finite within a few steps: the row stops with
+    'training diverged at step N (seed s)', named by its row, as the toy's does (its job then
+    exits 2 before writing, as every job on a FloatingPointError); a base whose lr overflows its
+    parameters stops the same way, naming network.base.lr."""
+    from rlvr.net import base as net
+    from rlvr.net.results import row_columns
+
+    task = make_task(P=8, M=4, seed=0)
+    cfg = C.validate_config({**yaml.safe_load(TINY.read_text()), "network": MICRO})
+    (base_spec, _), rows = C.network_jobs(cfg)
+    params, _ = net.base_columns(task, base_spec)
+    start = net.params_from_columns(params, net.model_of(base_spec))  # seed 0's base, for both seeds
+    none = next(row for row in rows if row.method == "none")  # an offset: every answer moves it
+    for optimizer in ("adam", "sgd"):
+        row = none.__class__(**{**none.__dict__, "lr": 1e9, "optimizer": optimizer, "reward_offset": 1.0})
+        with pytest.raises(FloatingPointError, match=r"network row network/none/lr1000000000\.0_.*: training "
+                           r"diverged at step \d+ \(seed [01]\): .* lower lr"):
+            row_columns(task, row, start)
+    with pytest.raises(FloatingPointError, match=r"the base diverged at step \d+ \(seed 0\).*base\.lr"):
+        net.base_columns(task, base_spec.__class__(**{**base_spec.__dict__, "lr": 1e30}))

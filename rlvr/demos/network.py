@@ -1,12 +1,14 @@
 """The demo "the bridge: the toy's predictions on a network": its table (en, zh), figures and claims.
 
 A small transformer writes the toy's answers token by token (rlvr/net/): taught the toy's
-reference policy (the base), then trained from it with the toy's estimators and objective per
-token. Each prediction below is a paired difference over seeds, computed once from the toy's
+reference policy (a base a seed), then trained from it with the toy's estimators and objective
+per token. Each prediction below is a paired difference over seeds, computed once from the toy's
 own rows (demos 3, 4, 8, 9, 10, 11, 13 and 14) and once from the network's rows, and judged by the
 same rule: the network's difference resolved (rlvr/claims.py resolved: a t test over seeds at
-α = 0.01, on 5 seeds or more) with the toy's sign, resolved against it, or not resolved. What each
-name below is: rlvr/demos/__init__.py.
+α = 0.01, on 5 seeds or more) with the toy's sign, resolved against it, or not resolved. A
+network seed is a draw of its base and of its RL run together, so the spread over seeds holds
+the base's; with 10 seeds or more the verdict must replicate on two disjoint sets (seed_sets).
+What each name below is: rlvr/demos/__init__.py.
 """
 
 from typing import NamedTuple
@@ -33,11 +35,13 @@ DEFAULT_AGG = "seq-mean-token-sum-norm"
 def check_section(section, task, checks):
     """Its section's problems (rlvr.config.Checks): an estimator the network can train (not one
     that needs a learned V or the policy over all answers), group sizes that suit it, no KL in
-    the reward for an estimator that reads correctness off it, sizes that fit, no row twice."""
+    the reward for an estimator that reads correctness off it, sizes that fit, answers as long
+    as the longest candidate, no row twice."""
     from ..estimators import ESTIMATORS
     from ..importance import IS_CORRECTIONS
     from ..knobs import expand_rows
     from ..net.specs import NET_FIELDS, NET_KNOBS, READ, net_budget
+    from ..net.tokens import ANSWER_LEN
     from ..objective import Objective, minibatches_problem
 
     if not section["enabled"]:  # off: nothing of it runs, and a small task may not fit its sizes
@@ -45,6 +49,9 @@ def check_section(section, task, checks):
     model = section["model"]
     checks.need(model["d_model"] % model["n_head"] == 0, "network.model.d_model",
                 f"{model['d_model']} must be a multiple of network.model.n_head = {model['n_head']}")
+    checks.need(section["max_len"] >= ANSWER_LEN, "network.max_len",
+                f"{section['max_len']} is shorter than the longest candidate ({ANSWER_LEN} tokens with its "
+                "EOS, rlvr/net/tokens.py): the sampler could not write it, while the exact pass@k counts it")
     checks.need(section["prompts_per_step"] <= task["P"], "network.prompts_per_step",
                 f"{section['prompts_per_step']} exceeds the number of prompts task.P = {task['P']}")
     rows, seen = list(expand_rows(section["rows"], "network", NET_FIELDS)), {}
@@ -432,7 +439,7 @@ PREDICTIONS = (
 
 
 # every claim the demo makes, by key: a sentence per prediction, and two of the network alone
-CLAIMS = ("base_levels", *(p.key for p in PREDICTIONS), "nsr_against_psr_at_equal_pass1",
+CLAIMS = ("base_levels", *(p.key for p in PREDICTIONS), "verdict_by_lr", "nsr_against_psr_at_equal_pass1",
           "fell_below_the_start", "mass_off_the_candidates")
 _FELL_TOY = ("negative_samples", _TABULAR)  # fell_below_the_start's toy rows: every method's
 _SIDE_BY_SIDE = (("shared_policy", _SHARED_GRPO), ("negative_samples", {"method": "psr", **_TABULAR}),
@@ -457,29 +464,81 @@ def sign(d):
     return 0 if d is None or not d.resolved else (1 if d.mean > 0 else -1)
 
 
-def verdict(toy, net, L):
+def verdict(toy, net, L, sets=()):
     """Whether the toy's difference transfers to the network: both resolved with one sign
     ("transfers"), with opposite signs ("does not transfer"), or the network's not resolved; a
-    toy difference that is not resolved predicts nothing."""
+    toy difference that is not resolved predicts nothing. sets: the network's difference on each
+    disjoint set of its seeds (seed_sets), where it has two: the verdict is theirs where they
+    agree, else "not replicated"."""
     if toy is None or not sign(toy):
         return L["toy_none"]
+    if sets:
+        each = {verdict(toy, d, L) for d, _ in sets}
+        return each.pop() if len(each) == 1 else L["unreplicated"]
     if not sign(net):
         return L["few"].format(n=net.seeds, least=K.MIN_SEEDS) if net.seeds < K.MIN_SEEDS else L["unresolved"]
     return L["transfers"] if sign(net) == sign(toy) else L["fails"]
 
 
+def seed_sets(frames):
+    """The network's seeds (each its own base) in the disjoint sets a verdict must replicate on:
+    the first and second half in seed order where each half has at least MIN_SEEDS, else one
+    set of all of them."""
+    seeds = sorted(int(s) for s in frames["net_passk"]["seed"].unique())
+    half = len(seeds) // 2
+    return [seeds[:half], seeds[half:]] if half >= K.MIN_SEEDS else [seeds]
+
+
+def _on_seeds(frames, seeds):
+    """frames with the network's rows of these seeds only (the toy's untouched)."""
+    return {k: v[v["seed"].isin(seeds)] if k.startswith("net_") else v for k, v in frames.items()}
+
+
+def _span(seeds):
+    """Seeds as the table names a set: '0–4', or '0, 2, 5' where they are not consecutive."""
+    if list(seeds) == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}–{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def _at_lr(frames, lr):
+    """frames with the network's rows at this lr only: a prediction read from them compares its
+    rows at this lr, or is None where they do not all have it."""
+    return {k: v[v["lr"] == lr] if k.startswith("net_") and k != "net_base" else v for k, v in frames.items()}
+
+
+def _judged(p, frames, sets):
+    """(network (Difference, rows), per set of seeds [(Difference, the set)]) of one prediction, or
+    None where the results lack its rows."""
+    net = p.network(frames)
+    if net is None:
+        return None
+    parts = [(p.network(_on_seeds(frames, s))[0], s) for s in sets] if len(sets) > 1 else []
+    return net, parts
+
+
 def _verdicts(frames):
-    """[(prediction, toy (Difference, where) or None, network (Difference, rows))] for each
-    prediction whose network rows the results hold. The table and the claims of one rendering
-    read the same frames: computed once for them (0.65 s, ~500 toy rows filtered per prediction)."""
+    """(verdicts, by lr): verdicts [(prediction, toy (Difference, where) or None, network
+    (Difference, rows), per set of seeds [(Difference, the set)] or [] with one set)] for each
+    prediction whose network rows the results hold, at the largest lr its rows share; by lr, the
+    same at every lr its rows share, for each prediction whose rows share more than one. The table
+    and the claims of one rendering read the same frames: computed once for them (~1 s, ~500
+    toy rows filtered per prediction)."""
     key = tuple(map(id, frames.values()))
     if _LAST[0] is not frames or _LAST[1] != key:  # the frames it holds kept alive: their ids stay theirs
-        out = []
+        sets = seed_sets(frames)
+        out, toys = [], {}
         for p in PREDICTIONS:
-            net = p.network(frames)
-            if net is not None:
-                out.append((p, p.toy(frames), net))
-        _LAST[:] = [frames, key, out]
+            judged = _judged(p, frames, sets)
+            if judged is not None:
+                toys[p.key] = p.toy(frames)
+                out.append((p, toys[p.key], *judged))
+        lrs = sorted(set(frames["net_passk"]["lr"]))
+        by_lr = [(p, toys[p.key], *judged) for p, *_ in out for lr in lrs
+                 if (judged := _judged(p, _at_lr(frames, lr), sets)) is not None]
+        scanned = [p.key for p, *_ in by_lr]  # a prediction at one lr: the table above says it all
+        by_lr = [v for v in by_lr if scanned.count(v[0].key) > 1]
+        _LAST[:] = [frames, key, (out, by_lr)]
     return _LAST[2]
 
 
@@ -488,13 +547,20 @@ _LAST = [None, (), []]  # _verdicts' last (frames, ids of its values, verdicts)
 
 TEXT = {
     "en": {
-        "title": "Demo {number}: the toy's predictions on a {layers}-layer transformer (d {d}, its base taught the toy's reference; {steps} steps of {pps} prompts x {G} answers; mean ± s.e. over {n} seeds)",  # noqa: E501
+        "title": "Demo {number}: the toy's predictions on a {layers}-layer transformer (d {d}; each seed its own base, taught the toy's reference, then {steps} steps of {pps} prompts x {G} answers; mean ± s.e. over {n} seeds, so over bases too)",  # noqa: E501
         "head": ["difference (final)", "toy", "toy's rows", "network", "network's rows", "verdict"],
+        "on_set": "network, seeds {seeds}",
+        "scan": "The verdict at each lr a prediction's rows share (the table above: the largest)",
+        "scan_head": ["difference (final)", "network's rows", "network", "verdict"],
+        "replication": ["Replication: the seeds (each its own base) split into two disjoint sets, {sets};",
+                        "a verdict is the sets' where they agree, else 'not replicated'. 'network' is over",
+                        "all the seeds."],
         "transfers": "transfers", "fails": "does not transfer", "unresolved": "not resolved on the network",
+        "unreplicated": "not replicated: the seed sets differ",
         "few": "not resolved: {n} network seeds, fewer than {least}",
         "toy_none": "the toy predicts no sign",
-        "base_head": ["level", "toy reference: P(correct)", "network base: P(correct)",
-                      "base: mass on the candidates"],
+        "base_head": ["level", "toy reference: P(correct)", "network bases: P(correct)",
+                      "bases: mass on the candidates"],
         "note": [
             "Each difference is over seeds (paired where two rows are compared) and counts where a t test",
             "over its seeds rejects 'no difference' at α = 0.01, on 5 seeds or more. toy: final − the",
@@ -506,9 +572,15 @@ TEXT = {
         ],
     },
     "zh": {
-        "title": "演示 {number}：玩具模型的预测在 {layers} 层 transformer 上是否成立（d {d}，基座学习玩具的参考策略；{steps} 步，每步 {pps} 道题 × {G} 个回答；{n} 个种子的平均 ± 标准误）",  # noqa: E501
+        "title": "演示 {number}：玩具模型的预测在 {layers} 层 transformer 上是否成立（d {d}；每个种子有自己的基座，学习玩具的参考策略，然后 {steps} 步，每步 {pps} 道题 × {G} 个回答；{n} 个种子（也即基座）的平均 ± 标准误）",  # noqa: E501
         "head": ["差值（训练后）", "玩具模型", "玩具模型的行", "网络", "网络的行", "结论"],
+        "on_set": "网络，种子 {seeds}",
+        "scan": "各学习率下的结论（上表：最大的学习率）",
+        "scan_head": ["差值（训练后）", "网络的行", "网络", "结论"],
+        "replication": ["复现：种子（各有自己的基座）分成两组互不相交的种子 {sets}；两组结论一致时取其结论，",
+                        "否则为“未复现”。“网络”一列是全部种子的结果。"],
         "transfers": "成立", "fails": "不成立", "unresolved": "网络上未分辨",
+        "unreplicated": "未复现：两组种子结论不同",
         "few": "未分辨：网络只有 {n} 个种子，少于 {least} 个",
         "toy_none": "玩具模型未给出符号",
         "base_head": ["难度", "玩具参考：P(正确)", "网络基座：P(正确)", "基座：候选上的概率"],
@@ -527,36 +599,58 @@ TEXT = {
 
 def table(frames, L):
     c, base = frames["net_curves"], frames["net_base"]
+    verdicts, by_lr = _verdicts(frames)
+    sets = [s for _, s in verdicts[0][3]] if verdicts else []
+    head = L["head"][:4] + [L["on_set"].format(seeds=_span(s)) for s in sets] + L["head"][4:]
     rows = [[_what(p, frames, L["lang"]), K.signed(toy[0]) if toy else "–", toy[1] if toy else "",
-             K.signed(net[0]), net[1].partition(":")[0], verdict(toy and toy[0], net[0], L)]
-            for p, toy, net in _verdicts(frames)]
+             K.signed(net[0]), *(K.signed(d) for d, _ in each), net[1].partition(":")[0],
+             verdict(toy and toy[0], net[0], L, each)]
+            for p, toy, net, each in verdicts]
+    scan = [[_what(p, frames, L["lang"]), net[1].partition(":")[0], K.signed(net[0]),
+             verdict(toy and toy[0], net[0], L, each)] for p, toy, net, each in by_lr]
     levels = [[L["levels"][key], f"{sub['toy_p_correct'].mean():.4f}", f"{sub['p_correct'].mean():.4f}",
                f"{sub['mass_on_candidates'].mean():.3f}"]
               for i, key in enumerate(LEVEL_KEYS) if len(sub := base[base["level"] == i])]
     first, (G, pps) = c.iloc[0], _section_budget(c)  # the section's group size; a row may set its own
     title = L["title"].format(layers=int(first["n_layer"]), d=int(first["d_model"]),
                               steps=int(first["steps"]), pps=pps, G=G, n=c["seed"].nunique())
-    return title, [("", L["head"], rows), ("", L["base_head"], levels)], L["note"]
+    named = " and ".join(_span(s) for s in sets)
+    note = L["note"] + ([line.format(sets=named) for line in L["replication"]] if sets else [])
+    tables = [("", head, rows)] + ([(L["scan"], L["scan_head"], scan)] if scan else [])
+    return title, tables + [("", L["base_head"], levels)], note
 
 
 def claims(frames):
     """A sentence per prediction the network's rows test: both differences and the verdict."""
     L = {**TEXT["en"], "lang": "en"}
     out = []
-    for p, toy, net in _verdicts(frames):
+    verdicts, by_lr = _verdicts(frames)
+    for p, toy, net, each in verdicts:
         toy_part = (f"the toy {K.signed(toy[0])} ({toy[1]}, {toy[0].seeds} seeds)" if toy
                     else "the toy has no rows")
         net_part = f"the network {K.signed(net[0])} ({net[1]}, {net[0].seeds} seeds)"
+        if each:
+            net_part += " (" + "; ".join(f"seeds {_span(s)}: {K.signed(d)}, {verdict(toy and toy[0], d, L)}"
+                                         for d, s in each) + ")"
         out.append(K.Claim(p.key, (f"{_what(p, frames, 'en')}: {toy_part}; {net_part}: "
-                                   f"{verdict(toy and toy[0], net[0], L)}"),
-                           tuple(d for d in (toy and toy[0], net[0]) if d is not None)))
-    base = frames["net_base"]
+                                   f"{verdict(toy and toy[0], net[0], L, each)}"),
+                           tuple(d for d in (toy and toy[0], net[0], *(d for d, _ in each))
+                                 if d is not None)))
+    if by_lr:
+        scan = [f"{_what(p, frames, 'en')} at {net[1].partition(':')[0]} {K.signed(net[0])}, "
+                f"{verdict(toy and toy[0], net[0], L, each)}" for p, toy, net, each in by_lr]
+        out.append(K.Claim("verdict_by_lr", "The network's verdict at each lr a prediction's rows share: "
+                           + "; ".join(scan), tuple(net[0] for _, _, net, _ in by_lr)))
+    base = frames["net_base"]  # a row per (seed, prompt)
     levels = [f"{F.LEVEL_LABELS[key]} {sub['p_correct'].mean():.4f} "
               f"(the toy's {sub['toy_p_correct'].mean():.4f})"
               for i, key in enumerate(LEVEL_KEYS) if len(sub := base[base["level"] == i])]
-    out.insert(0, K.Claim("base_levels", ", ".join(levels) + f"; its mass on the candidates "
-                          f"{base['mass_on_candidates'].mean():.3f} (mean over prompts; the least "
-                          f"{base['mass_on_candidates'].min():.3f})", ()))
+    mass = base.groupby("seed")["mass_on_candidates"].mean()
+    out.insert(0, K.Claim("base_levels", f"The network's bases, P(correct) by level (mean over {len(mass)} "
+                          f"base{'s' * (len(mass) != 1)}, one a seed): " + ", ".join(levels)
+                          + "; their mass on the candidates "
+                          f"{mass.mean():.3f} (mean over prompts, from {mass.min():.3f} to {mass.max():.3f} "
+                          f"by base; the least of a prompt {base['mass_on_candidates'].min():.3f})", ()))
     matched = _nsr_against_psr_at_equal_pass1(frames)
     if matched is not None:
         out.append(matched)
@@ -681,11 +775,12 @@ def passk_side_by_side(frames):
 
 
 def base_against_toy(frames):
-    """Each prompt's exact P(correct) under the network's base against the toy reference's, log
-    scales, a colour per level; the diagonal is equality."""
+    """Each prompt's exact P(correct) under the network's bases (the mean over the seeds' bases)
+    against the toy reference's, log scales, a colour per level; the diagonal is equality."""
     fig, axes = F.subplots(1, 1, height=2.6)
     ax = axes[0][0]
-    b = frames["net_base"]
+    b = frames["net_base"]  # a row per (seed, prompt): each prompt's mean over the seeds' bases
+    b = b.groupby("prompt")[["level", "toy_p_correct", "p_correct"]].mean()
     shades = F.matplotlib().colormaps["viridis"](np.linspace(0, 0.8, len(LEVEL_KEYS)))  # as demo 1's
     for i, (key, colour) in enumerate(zip(LEVEL_KEYS, shades)):
         sub = b[b["level"] == i]
@@ -696,7 +791,7 @@ def base_against_toy(frames):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("toy reference: P(correct)")
-    ax.set_ylabel("network base: P(correct)")
+    ax.set_ylabel(f"network bases: P(correct), mean of {frames['net_base']['seed'].nunique()}")
     F.legend_below(fig, ncol=4)
     return fig
 

@@ -1,11 +1,11 @@
-"""Train one network job (a row's block of seeds, packed) from the base, and write its files
+"""Train one network job (a row's block of seeds, packed, each from its own base), and write its files
 (rlvr/net/results.py row_columns): per step the batch's statistics; per record the exact curves
 by level, the exact pass@k and every prompt's exact P(correct)."""
 
 import time
 
 from .. import io
-from ..net.base import model_of, params_from_columns
+from ..net.base import model_of, stack_bases
 from ..net.results import row_columns
 from ..net.specs import NET_FILES, NetRow
 from ..specs import from_json
@@ -15,10 +15,13 @@ from . import identity, log
 
 def run(a):
     row = from_json(NetRow, a.spec)
-    job_id = identity(a, [a.task, a.base])  # a foreign task or base is refused before any work
-    base = io.read_arrow(a.base, required=("name", "value"))
+    if len(a.bases) != len(row.seeds):
+        raise io.InputError(f"--bases: {len(a.bases)} files for the {len(row.seeds)} seeds "
+                            f"{list(row.seeds)}; give each seed's base, in that order")
+    job_id = identity(a, [a.task, *a.bases])  # a foreign task or base is refused before any work
     try:
-        start = params_from_columns(base, model_of(row), where=a.base)
+        start = stack_bases([io.read_arrow(path, required=("name", "value")) for path in a.bases],
+                            model_of(row), a.bases)
     except ValueError as err:
         raise io.InputError(str(err)) from None
     t0 = time.perf_counter()

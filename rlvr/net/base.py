@@ -22,7 +22,7 @@ import torch
 from ..numerics import pin_torch
 from ..policy import softmax
 from .exact import candidate_probs
-from .model import Config, answer_logprob, generator, init_params
+from .model import Config, answer_logprob, cat, diverged, generator, init_params
 from .tokens import make_token_task
 
 DATA_STREAM = 1
@@ -63,6 +63,10 @@ def train_base(cfg, ttask, keys, steps=1500, batch=512, lr=3e-3, warmup=50, lr_m
         loss.sum().backward()
         opt.step()
         losses[step] = loss.detach().numpy()
+        if (bad := diverged(params)).any():  # an error, never a NaN base for every row after it
+            raise FloatingPointError(f"the base diverged at step {step + 1} (seed {keys[bad.argmax()][-1]}): "
+                                     f"its parameters at lr {lr:g} left the floating-point range; lower "
+                                     "network.base.lr")
         if log_every and (step + 1) % log_every == 0:
             print(f"base: step {step + 1} of {steps}, loss {losses[step].mean():.4f}", file=sys.stderr,
                   flush=True)
@@ -78,7 +82,8 @@ def model_of(spec):
 def base_columns(task, spec, log=lambda msg: None):
     """The base of spec (a NetBase) on the toy task: (its parameters as columns, a row per value:
     name, value (float32, each tensor flattened in order); each prompt's exact P(correct) and
-    mass on the candidates beside the toy reference's P(correct), with its text and candidates)."""
+    mass on the candidates beside the toy reference's P(correct), with its seed, text and
+    candidates)."""
     pin_torch()  # one thread, no oneDNN: the same bits on every run and CPU (rlvr/numerics.py)
     ttask = make_token_task(task, seed=spec.task_seed)
     cfg = model_of(spec)
@@ -90,7 +95,8 @@ def base_columns(task, spec, log=lambda msg: None):
     log(f"base: final loss {losses[-1].mean():.4f}; mean P(correct) {probs[:, 0].mean():.4f} (toy "
         f"{toy[:, 0].mean():.4f}); mass on the candidates {probs.sum(axis=1).mean():.3f}")
     return ({"name": np.repeat(list(params), [len(v) for v in values]), "value": np.concatenate(values)},
-            {"prompt": np.arange(ttask["P"]), "level": ttask["level"], "text": ttask["prompt_text"],
+            {"seed": np.full(ttask["P"], spec.seed), "prompt": np.arange(ttask["P"]), "level": ttask["level"],
+             "text": ttask["prompt_text"],
              "answers": [" ".join(row) for row in ttask["answer_text"]],  # the correct one first
              "p_correct": probs[:, 0], "toy_p_correct": toy[:, 0], "mass_on_candidates": probs.sum(axis=1)})
 
@@ -108,3 +114,9 @@ def params_from_columns(columns, cfg, where="the base"):
     ends = np.cumsum(sizes)
     return {n: torch.from_numpy(np.array(values[end - size:end], np.float32)).reshape(1, *shape)
             for (n, shape), size, end in zip(shapes.items(), sizes, ends)}
+
+
+def stack_bases(tables, cfg, where):
+    """The parameters {name: [E, ...]} of E bases packed, one a seed of a job in its order, from
+    their base_columns tables (or dicts); where: a name for each, for the error."""
+    return cat([params_from_columns(t, cfg, w) for t, w in zip(tables, where)])

@@ -88,6 +88,16 @@ def cat(packs):
     return {name: torch.cat([p[name] for p in packs]) for name in packs[0]}
 
 
+def diverged(params):
+    """Which of the E packed models have a parameter outside the floating-point range: [E] bool
+    numpy (an update that overflowed: every later step of that model is NaN)."""
+    E = next(iter(params.values())).shape[0]
+    bad = torch.zeros(E, dtype=torch.bool)
+    for v in params.values():
+        bad |= ~torch.isfinite(v.detach()).reshape(E, -1).all(dim=1)
+    return bad.numpy()
+
+
 def n_params(cfg):
     """Parameters per model."""
     return sum(v.numel() for v in _init_one(cfg, torch.Generator()).values())

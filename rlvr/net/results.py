@@ -19,12 +19,15 @@ def row_columns(task, row, start):
     {kind: columns} of its files (NET_FILES), each row's identifying columns first."""
     pin_torch()  # one thread, no oneDNN: the same bits on every run and CPU (rlvr/numerics.py)
     ttask = make_token_task(task, seed=row.task_seed)
-    out = train(model_of(row), ttask, [(seed,) for seed in row.seeds], row.method, start=start,
-                steps=row.steps, n=row.prompts_per_step, G=row.G, lr=row.lr,
-                obj=Objective(**objective_of(row)),
-                optimizer=row.optimizer, max_len=row.max_len, record_every=row.eval_every,
-                reward_offset=row.reward_offset, reward=row.reward, sampler_lag=row.sampler_lag,
-                correction=(row.is_correction, row.is_cap, row.is_level))
+    try:
+        out = train(model_of(row), ttask, [(seed,) for seed in row.seeds], row.method, start=start,
+                    steps=row.steps, n=row.prompts_per_step, G=row.G, lr=row.lr,
+                    obj=Objective(**objective_of(row)),
+                    optimizer=row.optimizer, max_len=row.max_len, record_every=row.eval_every,
+                    reward_offset=row.reward_offset, reward=row.reward, sampler_lag=row.sampler_lag,
+                    correction=(row.is_correction, row.is_cap, row.is_level))
+    except FloatingPointError as err:  # named by its row: the job's error says which
+        raise FloatingPointError(f"network row {row.row_path}: {err}") from None
     seeds, steps = np.array(row.seeds), out["record_steps"]
     probs = out["probs"]  # [R, E, P, M]
     R, E, P, _ = probs.shape

@@ -53,14 +53,20 @@ MODEL_KEYS = ("n_layer", "d_model", "n_head")  # rlvr.net.model.Config's sizes a
 # it writes them: per step the batch's statistics; per record the exact curves, the exact pass@k,
 # and each prompt's exact P(correct) (written last: a finished job's mark)
 NET_FILES = ("batch", "curve", "passk", "prompts")
-BASE = "network/base"  # the base's parameters (network/base.parquet)
-BASE_PROMPTS = "network/base_prompts"  # the base's exact P(correct) per prompt beside the toy's
+
+
+def base_files(seed):
+    """The files of the base a network seed starts from: (its parameters, its exact P(correct)
+    per prompt beside the toy's), names under results/ without .parquet."""
+    return f"network/base/seed{seed}", f"network/base/seed{seed}_prompts"
 
 
 @dataclass(frozen=True)
 class NetBase:
-    """The base: the model's sizes and its supervised learning on the toy's reference policy
-    (rlvr.net.base.train_base), from the model's init drawn with key (seed,)."""
+    """A base: the model's sizes and its supervised learning on the toy's reference policy
+    (rlvr.net.base.train_base), from the model's init drawn with key (seed,). Network seed s
+    starts from the base of seed s: a verdict's seeds are draws of the base and of the RL run
+    together, so its spread includes the base's."""
 
     n_layer: int
     d_model: int
@@ -83,7 +89,7 @@ class _NetJob:
     steps: int
     max_len: int  # answer tokens the sampler draws at most, EOS included
     eval_every: int  # every prompt's exact P(correct) recorded every this many steps
-    seeds: tuple  # trained together, packed; ascending
+    seeds: tuple  # trained together, packed, each from its own base (base_files); ascending
     k: tuple  # exact pass@k recorded for these k
     model: tuple  # (n_layer, d_model, n_head): the base's
     task_seed: int  # the config's task.seed: the prompts' numbers (rlvr.net.tokens.make_token_task)
@@ -130,18 +136,23 @@ def objective_of(row):
     return {name: getattr(row, name) for name in NET_OBJECTIVE}
 
 
-def plan_steps(base, jobs, code):
-    """The network's files as rlvr/binding.py plans every file ({name: Step}): the base's two,
-    made from the task; each row's, from the task and the base; their aggregates. base, jobs:
-    rlvr/config.py network_jobs (None, []: none)."""
-    if base is None:
+def plan_steps(bases, jobs, code):
+    """The network's files as rlvr/binding.py plans every file ({name: Step}): each base's two,
+    made from the task; each row's, from the task and its seeds' bases; their aggregates.
+    bases, jobs: rlvr/config.py network_jobs ([], []: none)."""
+    if not bases:
         return {}
     task = NAMES["task"]
-    step = Step("net_base", to_json(base), code("net_base"), (task,))
-    steps = {BASE: step, BASE_PROMPTS: step}
+    steps = {}
+    for base in bases:
+        step = Step("net_base", to_json(base), code("net_base"), (task,))
+        steps.update(dict.fromkeys(base_files(base.seed), step))
     for job in jobs:
-        step = Step("net_train", to_json(job), code("net_train", job.methods), (task, BASE))
+        step = Step("net_train", to_json(job), code("net_train", job.methods),
+                    (task, *(base_files(seed)[0] for seed in job.seeds)))
         steps.update({f"{job.path}.{kind}": step for kind in NET_FILES})
+    steps[NAMES["net_base"]] = Step("aggregate", "", code("aggregate"),
+                                    tuple(base_files(base.seed)[1] for base in bases))
     for result, kind in io.NET_PARTS.items():
         steps[NAMES[result]] = Step("aggregate", "", code("aggregate"),
                                     tuple(f"{job.path}.{kind}" for job in jobs))

@@ -23,7 +23,7 @@ from ..kl import kl_estimate
 from ..objective import Objective, minibatch_columns
 from ..rewards import REWARDS
 from .exact import candidate_probs
-from .model import generator, init_params, token_logprob
+from .model import diverged, generator, init_params, token_logprob
 from .objective import TOKEN_POLICY_LOSSES, token_loss, token_mask
 from .sample import sample_answers
 from .specs import READ
@@ -218,6 +218,11 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
                                correction)
             for name in BATCH_STATS:
                 out[name][step] = stats[name]
+            if (bad := diverged(params)).any():  # as the toy: an error, never NaN results
+                raise FloatingPointError(
+                    f"training diverged at step {step + 1} (seed {keys[bad.argmax()][-1]}): the network's "
+                    f"parameters under {method} at lr {lr:g} ({optimizer}) left the floating-point range; "
+                    "lower lr")
     probs = np.stack(probs)
     return out | {"record_steps": np.array(record_steps), "probs": probs, "pass1": probs[..., 0].mean(axis=2),
                   "params": {k: v.detach() for k, v in params.items()}}

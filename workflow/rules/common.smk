@@ -118,9 +118,10 @@ def code(stage, methods=()):
     return codeversion.code_version(stage, tuple(methods))
 
 
-# the network's base and training jobs (None, [] when the network is off): a rule a job (a row's
-# block of seeds, as for toy rows), named by a hash of its path
-NET_BASE, _NET_TRAIN_JOBS = C.network_jobs(config, RESULTS)
+# the network's bases and training jobs ([], [] when the network is off): a rule a base (one a
+# seed) and a rule a job (a row's block of seeds, as for toy rows), named by a hash of its path
+_NET_BASES, _NET_TRAIN_JOBS = C.network_jobs(config, RESULTS)
+NET_BASES = {f"network_base_seed{base.seed}": base for base in _NET_BASES}
 NET_JOBS = {
     f"network_{hashlib.sha256(job.path.encode()).hexdigest()[:10]}": job
     for job in _NET_TRAIN_JOBS
@@ -140,7 +141,7 @@ PLAN = binding.plan(
     GRADSTAT_JOBS.values(),
     C.gradstat_cases(config),
     code,
-    netspecs.plan_steps(NET_BASE, _NET_TRAIN_JOBS, code).items(),
+    netspecs.plan_steps(_NET_BASES, _NET_TRAIN_JOBS, code).items(),
 )
 IDENTITIES = binding.identities(PLAN)
 
@@ -556,7 +557,7 @@ def what_runs(jobs, recorded=None):
             name = "gradient_stats"
         elif rule_name in NET_JOBS:
             name = "network"
-        elif rule_name == "network_base":
+        elif rule_name in NET_BASES:
             name = "network_base"
         else:
             continue
