@@ -261,14 +261,18 @@ def parts(cfg, defaults, training):
     if net["enabled"]:
         base, rows = network_seconds(net, P, M)
         d_net = defaults["network"]
+        # every knob the estimate grows with, so that a refusal names the one that grew it most
+        model = [(f"network.model.{key}", net["model"][key], d_net["model"][key])
+                 for key in ("n_layer", "d_model")]
+        seeds = ("network.seeds", len(net["seeds"]), len(d_net["seeds"]))
         out.append(Part("the network's bases", base, grown([
             ("network.base.steps", net["base"]["steps"], d_net["base"]["steps"]),
-            ("network.seeds", len(net["seeds"]), len(d_net["seeds"])),
-            ("network.model.d_model", net["model"]["d_model"], d_net["model"]["d_model"])])))
+            ("network.base.batch", net["base"]["batch"], d_net["base"]["batch"]), seeds, *model])))
         out.append(Part("the network rows' training", rows, grown([
-            ("network.steps", net["steps"], d_net["steps"]), ("network.seeds", len(net["seeds"]),
-                                                              len(d_net["seeds"])),
-            ("network.rows", len(net["rows"]), len(d_net["rows"]))])))
+            ("network.steps", net["steps"], d_net["steps"]), seeds,
+            ("network.rows", len(net["rows"]), len(d_net["rows"])),
+            ("network.G", net["G"], d_net["G"]),
+            ("network.prompts_per_step", net["prompts_per_step"], d_net["prompts_per_step"]), *model])))
     trained = sum(row_table_rows(r) for r in every)
     eval_every = cfg["trainer"]["eval_every"]
     out.append(Part("aggregating and rendering", 20 * JOB + ROW_SECONDS * trained,

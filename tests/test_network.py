@@ -55,6 +55,8 @@ def test_a_config_asks_for_a_base_a_seed_and_a_job_a_row_and_bad_rows_are_refuse
              "duplicates"),
             ([{"method": "grpo", "lr": -1}], "network.rows[0].lr", ""),
             ([{"method": "grpo", "lr": 0.01, "G": 1}], "network.rows[0].G", "G = 1 is too small"),
+            ([{"method": "grpo", "lr": 0.01, "sampler_lag": 2**63 - 1}], "network.rows[0].sampler_lag",
+             "exceeds network.steps = 4"),
             ([{"method": "grpo", "lr": 0.01, "prompts_per_step": 500}], "network.rows[0].prompts_per_step",
              "exceeds the number of prompts"),
             ([{"method": "grpo", "lr": 0.01}, {"method": "grpo", "lr": 0.01, "G": 4}], "network.rows[1]",
@@ -218,10 +220,15 @@ def test_the_network_demos_rendering_is_given_the_toy_rows_it_reads_alone(tmp_pa
     assert len(read) < len(rows) and given == read
 
 
-def test_a_network_too_long_for_max_hours_is_refused_naming_its_key(tmp_path):
-    config = micro_config(tmp_path, steps=10**8)
-    with pytest.raises(C.ConfigError, match=r"config key network\.steps: 100,000,000 would make the config "):
-        C.load_config(config)
+def test_a_network_too_long_for_max_hours_is_refused_naming_the_key_that_grew_it(tmp_path):
+    """The refusal names the knob that made the estimate large, each of those it grows with."""
+    for network, key in (({"steps": 10**8}, "network.steps: 100,000,000"),
+                         ({"model": {"n_layer": 10**9, "d_model": 16, "n_head": 2}}, "network.model.n_layer"),
+                         ({"base": {"steps": 20, "batch": 10**9}}, "network.base.batch"),
+                         ({"G": 10**9, "seeds": [0]}, "network.G")):
+        with pytest.raises(C.ConfigError) as err:
+            C.load_config(micro_config(tmp_path, **network))
+        assert f"config key {key}" in str(err.value) and "would make the config run" in str(err.value)
 
 
 def test_psrs_pass_at_k_is_read_where_its_pass1_reaches_a_target_linearly_between_records():

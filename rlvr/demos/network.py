@@ -75,6 +75,9 @@ def check_section(section, task, checks):
             checks.need(False, keys[field], why)
         problem = minibatches_problem(row["minibatches"], row["G"] or section["G"])
         checks.need(problem is None, keys["minibatches"], problem)
+        checks.need(row["sampler_lag"] <= section["steps"], keys["sampler_lag"],
+                    f"{row['sampler_lag']} exceeds network.steps = {section['steps']}: a lag of the steps "
+                    "already draws every answer from the start's policy")
         checks.need(not (IS_CORRECTIONS[row["is_correction"]].renormalise and row["is_level"] != "sequence"),
                     keys["is_level"], f"is_correction {row['is_correction']!r} drops whole answers: "
                     "set is_level: sequence")
