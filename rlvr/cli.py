@@ -435,6 +435,9 @@ def build_parser():
     s = sub.add_parser("assemble", help="join the demos' tables into all.txt and claims into claims.md")
     s.add_argument("--texts", nargs="+", required=True, help="input: the demos' text tables, in order")
     s.add_argument("--claim-files", nargs="+", required=True, help="input: the demos' claims, in order")
+    s.add_argument("--manifests", nargs="+", default=(),
+                   help="input: the rendering jobs' checksum files: a table or claims file that is not "
+                   "what they list (edited by hand) is refused, never copied")
     s.add_argument("--all", required=True, help="output: all the text tables")
     s.add_argument("--claims", required=True, help="output: results/claims.md")
     s.add_argument("--drop", nargs="+", help="delete these files (tables and figures of demos not asked for)")

@@ -187,6 +187,29 @@ def test_a_table_or_figure_edited_by_hand_is_named_and_forcerun_restores_it(tiny
     assert len(edited) == 1 and "bias_vs_p.png" in edited[0] and "demo3_training.md" not in edited[0]
 
 
+def test_a_hand_edited_table_never_reaches_all_txt_and_forcerun_restores_both(tiny_run, tmp_path):
+    """A number edited in a demo's text table: Snakemake reruns the assembly on the table's newer
+    time, and the assembly refuses it (naming the file and the command that writes it again)
+    rather than copy it into all.txt and write a checksum vouching for it; once the table is
+    rendered again, all.txt is what it was."""
+    for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
+        shutil.copytree(tiny_run / name, tmp_path / name)
+    table, everything = tmp_path / "results/tables/demo3_training.txt", tmp_path / "results/tables/all.txt"
+    before = everything.read_bytes()
+    table.write_text(table.read_text().replace("0.", "0.9", 1))  # one number changed by hand
+    refused = snakemake(tmp_path, "-c2", check=False)
+    assert refused.returncode != 0
+    log = (tmp_path / "logs/assemble.log").read_text()
+    assert ("results/tables/demo3_training.txt: not what rlvr rendered" in log
+            and "--forcerun render_training" in log), log
+    # the failed job's outputs are removed by Snakemake (issue 50's "files kept through faults"
+    # is not done): all.txt never holds the edit
+    assert not everything.exists() or everything.read_bytes() == before
+    snakemake(tmp_path, "-c2", "--forcerun", "render_training")
+    assert table.read_bytes() == (tiny_run / "results/tables/demo3_training.txt").read_bytes()
+    assert everything.read_bytes() == before
+
+
 @pytest.mark.parametrize("change,key", [  # through Snakemake; every message: tests/test_config.py
     ({"training": {"rows": [{"method": "nope", "lr": 1.0}]}}, "training.rows[0].method"),
     ({"task": {"P": 10}}, "task.P"),

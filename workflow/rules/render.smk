@@ -44,6 +44,7 @@ rule assemble:
     input:
         texts=[table_path(demo, ".txt") for demo in ASKED],
         claims=[table_path(demo, CLAIMS) for demo in ASKED],
+        manifests=[checksums(f"render_{demo.name}") for demo in ASKED],
     output:
         all=f"{RESULTS}/tables/all.txt",
         claims=f"{RESULTS}/claims.md",
@@ -58,6 +59,6 @@ rule assemble:
         drop=f"--drop {' '.join(DROPPED)}" if DROPPED else "",
         code=code("assemble"),
     shell:
-        "python -m rlvr assemble --texts {input.texts} --claim-files {input.claims}"
+        "python -m rlvr assemble --texts {input.texts} --claim-files {input.claims} --manifests {input.manifests}"
         " --all {output.all} --claims {output.claims} --checksums {output.checksums}"
         " --code {params.code} {params.drop} 2> {log}"
