@@ -1,6 +1,6 @@
 """Render one demo: its tables, its claims and its figures (rlvr/report.py's write_demo)."""
 
-from .. import binding, io
+from .. import binding, io, runlock
 from ..report import write_demo
 from . import FRAMES, JOB_FRAMES, log
 
@@ -14,8 +14,10 @@ def run(a):
 
 def read_frames(a):
     """{frame: DataFrame} of the files given; with --from-jobs the trained frames are training
-    jobs' files, concatenated as the aggregate job does (pass@k with the reference's rows)."""
-    frames = {}
+    jobs' files, concatenated as the aggregate job does (pass@k with the reference's rows). In a
+    run, each file must carry the identity the run planned for it: one replaced during the run
+    is refused by name, never drawn."""
+    frames, planned = {}, runlock.planned_jobs()
     for frame in FRAMES:
         paths = getattr(a, frame, None) or []
         if len(paths) > 1 and not (a.from_jobs and frame in JOB_FRAMES):
@@ -24,9 +26,9 @@ def read_frames(a):
             if frame == "passk" and not a.reference:
                 raise ValueError("--from-jobs --passk needs --reference: the pass@k before training")
             reference = a.reference[0] if frame == "passk" else None
-            frames[frame] = io.read_concat(paths, reference=reference).to_pandas()
+            frames[frame] = io.read_concat(paths, reference=reference, planned=planned).to_pandas()
         elif paths:
-            frames[frame] = io.read_pandas(paths[0])
+            frames[frame] = io.read_arrow(paths[0], planned=planned).to_pandas()
     return frames
 
 
