@@ -87,6 +87,36 @@ def memory_mb(P, M, seeds=0, sampler_copies=0):
     return BASE_MB + (128 * P * M + 64 * P * M * seeds + 8 * P * M * seeds * sampler_copies) / MIB
 
 
+# the network (rlvr/net/), peak RSS of row_columns in a fresh process (2026-12-07; default size, 5
+# seeds: 1,310 MiB; 4x the answers a step +215; d 128 +530; 4 layers +470; one seed 504), x1.2
+NET_BASE_MB = 250  # a network job's interpreter, numpy, pyarrow and torch (233-251 measured)
+NET_MODEL_MB = 115  # per packed model, whatever its size
+NET_EVAL_MB = 2.4e-4  # per packed model, layer x d_model x answer of an exact record (≤ 4,096 at a time)
+NET_STEP_MB = 4.4e-4  # per packed model, layer x d_model x answer of a training step (or base batch)
+NET_PARAM_COPIES = 6  # float32 copies of the parameters a training job holds: the model, its
+#                       gradient, Adam's two moments, π_ref, one past policy (+1 a step of sampler lag)
+NET_FILE_PER_PARAM = 48  # the base's file, per parameter: its name string and value, then Arrow's copy
+
+
+def net_params(n_layer, d_model):
+    """Parameters of one network model (rlvr/net/model.py: 12·d² + 13·d a layer, and the embeddings,
+    the final norm and the head, ~30·d; 102,720 at 2 layers, d 64)."""
+    return n_layer * (12 * d_model**2 + 13 * d_model) + 30 * d_model
+
+
+def network_mb(model, answers, seeds, eval_answers, lag=0, base=False):
+    """Peak memory (MiB) of a network job: `seeds` models of model's sizes ({n_layer, d_model}) packed,
+    a step of `answers` answers each (a training step's prompts x G, or the base's batch), exact
+    records of eval_answers (the task's P x M, at most 4,096 at a time), a sampler `lag` steps
+    stale; base: the base's job, which also writes every parameter as a row of its file."""
+    L, d = model["n_layer"], model["d_model"]
+    params = net_params(L, d) * 4 * (NET_PARAM_COPIES + lag) / MIB
+    per_model = NET_MODEL_MB + params + L * d * (NET_EVAL_MB * min(eval_answers, 4096)
+                                                  + NET_STEP_MB * answers)
+    file = net_params(L, d) * NET_FILE_PER_PARAM / MIB if base else 0
+    return 1.2 * (NET_BASE_MB + seeds * per_model + file)
+
+
 def sampler_copies(lag, noise):
     """The [S, P, M] arrays an off-policy sampler adds to a training job (rlvr/training.py): the
     policies of the last lag + 1 steps, and the perturbation with the perturbed logits."""

@@ -426,6 +426,44 @@ def _training_keys(cfg, name, rows):
     return keys
 
 
+def _network_memory(cfg, available):
+    """The network's jobs against the machine's memory (rlvr/budget.py network_mb): its base job
+    and its largest training job, each too large as (key, value, MiB, what, remedy), the key the
+    knob that grew its estimate most."""
+    from . import budget as B
+
+    net, defaults = cfg["network"], _defaults()["network"]
+    if not net["enabled"]:
+        return []
+    answers = cfg["task"]["P"] * cfg["task"]["M"]
+    model, d_model = net["model"], defaults["model"]
+    sizes = [(f"network.model.{k}", model[k], d_model[k]) for k in ("n_layer", "d_model")]
+    out = []
+    mb = B.network_mb(model, net["base"]["batch"], 1, answers, base=True)
+    if mb > available:
+        (key, value), *_ = B.grown([("network.base.batch", net["base"]["batch"], defaults["base"]["batch"]),
+                                    *sizes])
+        out.append((key, value, mb, f"a network base job ({net['base']['batch']:,} answers a step, "
+                    f"{B.net_params(model['n_layer'], model['d_model']):,} parameters)",
+                    "use a smaller network.base.batch or model"))
+    jobs = network_jobs(cfg)[1]
+    if jobs:
+        job = max(jobs, key=lambda j: B.network_mb(model, j.prompts_per_step * j.G, len(j.seeds), answers,
+                                                   j.sampler_lag))
+        mb = B.network_mb(model, job.prompts_per_step * job.G, len(job.seeds), answers, job.sampler_lag)
+        if mb > available:
+            (key, value), *_ = B.grown([
+                ("network.seeds", len(job.seeds), len(defaults["seeds"])),
+                ("network.G", job.G, defaults["G"]),
+                ("network.prompts_per_step", job.prompts_per_step, defaults["prompts_per_step"]), *sizes])
+            n = len(job.seeds)
+            out.append((key, value, mb, f"a network training job ({n} seed{'s' * (n != 1)} packed x "
+                        f"{job.prompts_per_step:,} prompts x G = {job.G:,} answers a step, "
+                        f"{B.net_params(model['n_layer'], model['d_model']):,} parameters a model)",
+                        "use fewer answers a step, fewer seeds or a smaller model"))
+    return out
+
+
 def cost_problems(cfg, available):
     """What no job of this config may need: more memory than the machine has in any stage
     (rlvr/budget.py estimates each job's peak from the config's sizes), or more time than max_hours
@@ -441,6 +479,7 @@ def cost_problems(cfg, available):
     def refuse(key, value, mb, what, remedy):
         out.append(f"config key {key}: {B.number(value)} would make {what} need about {mb / 1024:,.1f} GiB, "
                    f"more than this machine's {available / 1024:,.1f} GiB; {remedy}")
+
 
     mb = B.gradstats_mb(P, M, gs["G"], gs["n_reps"]) if gradstat_cases(cfg) else 0
     if mb > available:
@@ -491,6 +530,8 @@ def cost_problems(cfg, available):
             refuse(key, value, mb, f"{stage}, which holds {n_rows:,} rows of curves "
                    "and pass@k (every row's seeds x steps / trainer.eval_every),",
                    "use fewer steps or seeds, or a larger trainer.eval_every")
+    for too_large in _network_memory(cfg, available):
+        refuse(*too_large)
     if out:
         return out
     training = [(name, rs, _training_keys(cfg, name, rs)) for name, rs in by_demo.items()]

@@ -37,7 +37,10 @@ if NET_BASES:
                 _name
             input:
                 task=TASK,
-                bases=[f"{RESULTS}/{netspecs.base_files(seed)[0]}.parquet" for seed in _job.seeds],
+                bases=[
+                    f"{RESULTS}/{netspecs.base_files(seed)[0]}.parquet"
+                    for seed in _job.seeds
+                ],
             output:
                 **{
                     kind: f"{RESULTS}/{_job.path}.{kind}.parquet"
@@ -58,16 +61,16 @@ if NET_BASES:
                 "python -m rlvr net_train --spec {params.spec:q} --code {params.code}"
                 " --task {input.task} --bases {input.bases:q} --results {params.results} 2> {log}"
 
-    NET_RESULTS = ("net_base", *io.NET_PARTS)  # the bases' P(correct), then the rows' tables
+    NET_RESULTS = (
+        "net_base",
+        *io.NET_PARTS,
+    )  # the bases' P(correct), then the rows' tables
 
     rule aggregate_network:
         input:
             **{result: inputs_of(binding.NAMES[result]) for result in NET_RESULTS},
         output:
-            **{
-                result: f"{RESULTS}/{io.RESULT_FILES[result]}"
-                for result in NET_RESULTS
-            },
+            **{result: f"{RESULTS}/{io.RESULT_FILES[result]}" for result in NET_RESULTS},
         log:
             f"{LOGS}/aggregate_network.log",
         group:
