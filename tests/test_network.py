@@ -288,6 +288,7 @@ def test_a_verdict_on_ten_seeds_is_stated_only_where_both_sets_of_five_agree():
     assert N.verdict(toy, both, L, [(up, [0]), (down, [1])]) == L["unreplicated"]
     assert N.verdict(toy, both, L, [(flat, [0]), (flat, [1])]) == L["unresolved"]
     assert N.verdict(toy, both, L) == L["transfers"]  # one set: the difference over all seeds
+    assert N.verdict(toy, both, L, [(up, [0]), (N._NO_SEEDS, [1])]) == L["unreplicated"]  # rows lack a set
 
 
 def test_each_prediction_is_judged_at_every_lr_its_rows_share_and_the_table_names_the_largest(monkeypatch):

@@ -510,13 +510,17 @@ def _at_lr(frames, lr):
     return {k: v[v["lr"] == lr] if k.startswith("net_") and k != "net_base" else v for k, v in frames.items()}
 
 
+_NO_SEEDS = K.Difference(float("nan"), float("nan"), 0)  # a set of seeds a prediction's rows lack
+
+
 def _judged(p, frames, sets):
     """(network (Difference, rows), per set of seeds [(Difference, the set)]) of one prediction, or
-    None where the results lack its rows."""
+    None where the results lack its rows; a set its rows lack (a row trained on fewer seeds)
+    counts as none of its seeds, so the verdict cannot replicate there."""
     net = p.network(frames)
     if net is None:
         return None
-    parts = [(p.network(_on_seeds(frames, s))[0], s) for s in sets] if len(sets) > 1 else []
+    parts = [((p.network(_on_seeds(frames, s)) or (_NO_SEEDS,))[0], s) for s in sets] if len(sets) > 1 else []
     return net, parts
 
 
@@ -545,7 +549,7 @@ def _verdicts(frames):
     return _LAST[2]
 
 
-_LAST = [None, (), []]  # _verdicts' last (frames, ids of its values, verdicts)
+_LAST = [None, (), None]  # _verdicts' last (frames, ids of its values, (verdicts, by lr))
 
 
 TEXT = {
@@ -606,7 +610,7 @@ def table(frames, L):
     sets = [s for _, s in verdicts[0][3]] if verdicts else []
     head = L["head"][:4] + [L["on_set"].format(seeds=_span(s)) for s in sets] + L["head"][4:]
     rows = [[_what(p, frames, L["lang"]), K.signed(toy[0]) if toy else "–", toy[1] if toy else "",
-             K.signed(net[0]), *(K.signed(d) for d, _ in each), net[1].partition(":")[0],
+             K.signed(net[0]), *(K.signed(d) if d.seeds else "–" for d, _ in each), net[1].partition(":")[0],
              verdict(toy and toy[0], net[0], L, each)]
             for p, toy, net, each in verdicts]
     scan = [[_what(p, frames, L["lang"]), net[1].partition(":")[0], K.signed(net[0]),
