@@ -39,7 +39,7 @@ TEXT = {
         "within": "not resolved",
         "note": [
             "Exact pass@k over all prompts. 'at pass@{hi}': whether the difference to the reference's",
-            "exact pass@{hi} is resolved (a t test over seeds at α = 0.01, on 5 seeds or more). shared lr 0:",
+            "exact pass@{hi} is resolved (a t test over seeds at α = {alpha}, on {least} seeds or more). shared lr 0:",  # noqa: E501 ({alpha}: 0.01 when rendered)
             "the tabular policy; > 0:",
             "a weight per answer strategy type shared by every prompt (demo 11).",
         ],
@@ -53,7 +53,7 @@ TEXT = {
         "within": "未分辨",
         "note": [
             "全部题目上的精确 pass@k。“pass@{hi} 与参考模型”：与参考模型精确 pass@{hi} 之差",
-            "是否可分辨（种子间 α = 0.01 的 t 检验，至少 5 个种子）。",
+            "是否可分辨（种子间 α = {alpha} 的 t 检验，至少 {least} 个种子）。",
             "共享学习率 0：表格策略；> 0：按回答策略类型、所有题共享的权重（演示 11）。",
         ],
     },
@@ -84,7 +84,8 @@ def table(frames, L):
         n.append(g["seed"].nunique())
     head = [h.format(lo=lo, hi=hi) for h in L["head"]]
     head, rows = R.with_others(head, rows, L["other"])
-    return (R.title(L, runs.iloc[0], min(n)), [("", head, rows)], [x.format(hi=hi) for x in L["note"]])
+    return (R.title(L, runs.iloc[0], min(n)), [("", head, rows)],
+            [x.format(hi=hi, alpha=K.ALPHA, least=K.MIN_SEEDS) for x in L["note"]])
 
 
 def claims(frames):

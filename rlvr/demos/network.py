@@ -556,7 +556,7 @@ TEXT = {
     "en": {
         "title": "Demo {number}: the toy's predictions on a {layers}-layer transformer (d {d}; each seed its own base, taught the toy's reference, then {steps} steps of {pps} prompts x {G} answers; mean ± s.e. over {n} seeds, so over bases too)",  # noqa: E501
         "head": ["difference (final)", "toy", "toy's rows", "network", "network's rows", "verdict"],
-        "on_set": "network, seeds {seeds}",
+        "on_set": "network, seeds {seeds}", "and": " and ",
         "scan": "The verdict at each lr a prediction's rows share (the table above: the largest)",
         "scan_head": ["difference (final)", "network's rows", "network", "verdict"],
         "replication": ["Replication: the seeds (each its own base) split into two disjoint sets, {sets};",
@@ -570,7 +570,7 @@ TEXT = {
                       "bases: mass on the candidates"],
         "note": [
             "Each difference is over seeds (paired where two rows are compared) and counts where a t test",
-            "over its seeds rejects 'no difference' at α = 0.01, on 5 seeds or more. toy: final − the",
+            "over its seeds rejects 'no difference' at α = {alpha}, on {least} seeds or more. toy: final − the",  # noqa: E501 ({alpha}: 0.01 when rendered)
             "reference, or one row − another, at lr 2 (SGD). network: final − the base, or one row −",
             "another, same seeds. What each holds fixed: the steps (the last one), the lr and the",
             "optimizer, and every knob but the one it names; not the pass@1 reached, the KL to the start",
@@ -581,7 +581,7 @@ TEXT = {
     "zh": {
         "title": "演示 {number}：玩具模型的预测在 {layers} 层 transformer 上是否成立（d {d}；每个种子有自己的基座，学习玩具的参考策略，然后 {steps} 步，每步 {pps} 道题 × {G} 个回答；{n} 个种子（也即基座）的平均 ± 标准误）",  # noqa: E501
         "head": ["差值（训练后）", "玩具模型", "玩具模型的行", "网络", "网络的行", "结论"],
-        "on_set": "网络，种子 {seeds}",
+        "on_set": "网络，种子 {seeds}", "and": " 与 ",
         "scan": "各学习率下的结论（上表：最大的学习率）",
         "scan_head": ["差值（训练后）", "网络的行", "网络", "结论"],
         "replication": ["复现：种子（各有自己的基座）分成两组互不相交的种子 {sets}；两组结论一致时取其结论，",
@@ -592,8 +592,8 @@ TEXT = {
         "toy_none": "玩具模型未给出符号",
         "base_head": ["难度", "玩具参考：P(正确)", "网络基座：P(正确)", "基座：候选上的概率"],
         "note": [
-            "每个差值对种子取平均（两行比较时按种子配对），种子间 t 检验在 α = 0.01 拒绝“无差异”",
-            "且至少 5 个种子才算分辨。",
+            "每个差值对种子取平均（两行比较时按种子配对），种子间 t 检验在 α = {alpha} 拒绝“无差异”",
+            "且至少 {least} 个种子才算分辨。",
             "玩具模型：训练后 − 参考模型，或一行 − 另一行，学习率 2（SGD）。",
             "网络：训练后 − 基座，或一行 − 另一行，种子相同。每个差值固定步数（最后一步）、学习率、",
             "优化器以及所比较的旋钮之外的一切；不固定达到的 pass@1、与起点的 KL 或优化器步数",
@@ -621,8 +621,9 @@ def table(frames, L):
     first, (G, pps) = c.iloc[0], _section_budget(c)  # the section's group size; a row may set its own
     title = L["title"].format(layers=int(first["n_layer"]), d=int(first["d_model"]),
                               steps=int(first["steps"]), pps=pps, G=G, n=c["seed"].nunique())
-    named = " and ".join(_span(s) for s in sets)
-    note = L["note"] + ([line.format(sets=named) for line in L["replication"]] if sets else [])
+    named = L["and"].join(_span(s) for s in sets)
+    note = ([line.format(alpha=K.ALPHA, least=K.MIN_SEEDS) for line in L["note"]]
+            + ([line.format(sets=named) for line in L["replication"]] if sets else []))
     tables = [("", head, rows)] + ([(L["scan"], L["scan_head"], scan)] if scan else [])
     return title, tables + [("", L["base_head"], levels)], note
 

@@ -81,7 +81,7 @@ TEXT = {
         ],
         "note": [
             "Exact pass@1 at the last step minus the reference's (step 0), on all prompts and on the",
-            "easy ones; 'easy prompts': whether that change is resolved (a t test over seeds, α = 0.01).",
+            "easy ones; 'easy prompts': whether that change is resolved (a t test over seeds, α = {alpha}).",
             "'clipped': the share of (answer, update) pairs the clip zeroed over the last evaluation",
             "interval (μ = m = 1 never clips: its one update is on-policy). m: minibatches of a batch, one",
             "update each, each answer once.",
@@ -117,7 +117,7 @@ TEXT = {
         ],
         "note": [
             "最后一步的精确 pass@1 减去参考模型（第 0 步）的，全部题目与容易题；",
-            "“容易题”：该变化是否可分辨（种子间 t 检验，α = 0.01）。“被裁剪”：最后一个评估区间内被裁剪置零的",
+            "“容易题”：该变化是否可分辨（种子间 t 检验，α = {alpha}）。“被裁剪”：最后一个评估区间内被裁剪置零的",  # noqa: E501 ({alpha}: 0.01 when rendered)
             "（回答，更新）对的比例（μ = m = 1 从不裁剪：唯一的更新是同策略的）。m：一批分成的小批数，",
             "每个小批一次更新，每个回答只用一次。",
         ],
@@ -204,7 +204,7 @@ def table(frames, L):
     return (
         R.title(L, runs.iloc[0], min(n)),
         [("", head, rows), (L["exact"], L["exact_head"], ex)],
-        L["note"],
+        [line.format(alpha=K.ALPHA) for line in L["note"]],
     )
 
 
