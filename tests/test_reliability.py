@@ -167,6 +167,41 @@ def test_damaged_file_is_named_and_deleting_it_recovers(tiny_run, tmp_path, in_p
     assert list((tmp_path / "results/.rlvr/foreign").rglob(run_file.name))  # kept, not read
 
 
+def test_a_foreign_file_is_set_aside_across_file_systems_and_never_through_a_symlink(tiny_run, tmp_path):
+    """results/runs on another file system (a symlink to /dev/shm, a tmpfs): a foreign run file
+    is still set aside (copied, then deleted) and made again; a results/.rlvr/foreign that is a
+    symlink out of the project stops the run at parse, naming it, and moves nothing."""
+    import tempfile
+
+    if os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("/dev/shm is on the same file system as the test's directory")
+    for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
+        shutil.copytree(tiny_run / name, tmp_path / name)
+    elsewhere = Path(tempfile.mkdtemp(dir="/dev/shm")) / "runs"
+    try:
+        shutil.move(tmp_path / "results/runs", elsewhere)
+        (tmp_path / "results/runs").symlink_to(elsewhere)
+        job = {row.method: f"{row.path}.run.parquet" for row in C.train_rows(C.load_config(TINY))
+               if row.experiment == "training"}
+        run_file = tmp_path / "results" / job["grpo"]
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (tmp_path / "results/.rlvr/foreign").mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp_path / "results/.rlvr/foreign")
+        (tmp_path / "results/.rlvr/foreign").symlink_to(outside)
+        shutil.copy(tmp_path / "results" / job["none"], run_file)  # another row's file
+        refused = snakemake(tmp_path, "-c2", check=False)
+        assert refused.returncode != 0, refused.stderr
+        assert "results/.rlvr/foreign is a symlink" in refused.stderr, refused.stderr
+        assert not list(outside.iterdir()) and run_file.exists()
+        (tmp_path / "results/.rlvr/foreign").unlink()
+        out = snakemake(tmp_path, "-c2").stderr
+        assert "set aside in" in out and list((tmp_path / "results/.rlvr/foreign").rglob(run_file.name)), out
+        assert same_table(pq.read_table(run_file), pq.read_table(tiny_run / "results" / job["grpo"]))
+    finally:
+        shutil.rmtree(elsewhere.parent, ignore_errors=True)
+
+
 def test_a_table_or_figure_edited_by_hand_is_named_and_forcerun_restores_it(tiny_run, tmp_path):
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)

@@ -3,6 +3,7 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -405,9 +406,20 @@ def set_foreign_files_aside():
         return
     aside = RUN_STATE / "foreign" / time.strftime("%Y%m%d-%H%M%S")
     if not dry_run():
+        for place in (
+            RUN_STATE,
+            RUN_STATE / "foreign",
+        ):  # never through a link out of the project
+            if place.is_symlink():
+                sys.exit(
+                    f"rlvr: {place} is a symlink (to {os.path.realpath(place)}); rlvr sets files "
+                    "aside only inside the project: make it a directory"
+                )
         for path in found:
             (aside / path).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(path, aside / path)
+            # a rename, or a copy then a delete where results/ spans file systems (a symlinked
+            # results/runs on another disk)
+            shutil.move(path, aside / path)
     count = f"{len(found)} file{'s' * (len(found) > 1)}"
     print(
         f"rlvr: {count} under {RESULTS}/ not made from this config's inputs, spec and code "
