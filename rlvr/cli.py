@@ -165,7 +165,6 @@ def cmd_clean(a):
 
     from . import binding, packs, specs
     from . import config as C
-    from .compute import planned_identities
 
     results, logs = Path(a.results), Path(a.logs)
     recorded = C.recorded_configs(results)  # ConfigError names a recorded file it cannot read
@@ -178,9 +177,9 @@ def cmd_clean(a):
     names = {p.relative_to(results).as_posix() for p in files}
     keep = set()
     for name, cfg in kept:  # a file a config names is its own only if it carries its identity
-        named = _named_files(C, cfg, results) & names
-        ids = planned_identities(cfg, results)
-        own = {n for n in named if binding.carried(results / n) == ids[n.removesuffix(".parquet")]}
+        planned = _planned_files(cfg, results)
+        named = planned.keys() & names
+        own = {n for n in named if binding.carried(results / n) == planned[n]}
         keep |= own
         other = len(named - own)
         print(f"{name} keeps {len(own)} result files"
@@ -228,17 +227,12 @@ def cmd_clean(a):
           f"{'would be ' if a.dry_run else ''}deleted; {len(files) - len(stale)} result files kept")
 
 
-def _named_files(C, cfg, results):
-    """The per-job files (under results/) a validated config names."""
-    from . import specs
-    from .net.specs import NET_FILES, base_files
+def _planned_files(cfg, results):
+    """{file under results/: the identity a run of the validated cfg plans for it}: every file it
+    writes, its per-job files and its aggregates (rlvr/binding.py plan)."""
+    from .compute import planned_identities
 
-    named = {f"{job.path}.{kind}.parquet" for job in C.train_jobs(C.train_rows(cfg), results)
-             for kind in specs.JOB_FILES}
-    bases, net_jobs = C.network_jobs(cfg, results)
-    named |= {f"{job.path}.{kind}.parquet" for job in net_jobs for kind in NET_FILES}
-    named |= {f"{name}.parquet" for base in bases for name in base_files(base.seed)}
-    return named | {job.path for job in C.gradstat_jobs(cfg)}
+    return {f"{name}.parquet": ident for name, ident in planned_identities(cfg, results).items()}
 
 
 def _confirm(a, C, results, recorded, ran, stale):
@@ -247,7 +241,7 @@ def _confirm(a, C, results, recorded, ran, stale):
     than the records), any file may be a run's."""
     stale = {p.relative_to(results).as_posix() for p in stale}
     if recorded:
-        named = {name: _named_files(C, cfg, results) & stale for name, cfg in ran}
+        named = {name: _planned_files(cfg, results).keys() & stale for name, cfg in ran}
         used = len(set().union(*named.values()))
         lines = [f"  {name}: {len(files)}" for name, files in named.items() if files]
         if not used:

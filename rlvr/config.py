@@ -448,9 +448,9 @@ def _network_memory(cfg, available):
                     "use a smaller network.base.batch or model"))
     jobs = network_jobs(cfg)[1]
     if jobs:
-        job = max(jobs, key=lambda j: B.network_mb(model, j.prompts_per_step * j.G, len(j.seeds), answers,
-                                                   j.sampler_lag))
-        mb = B.network_mb(model, job.prompts_per_step * job.G, len(job.seeds), answers, job.sampler_lag)
+        need = [(B.network_mb(model, j.prompts_per_step * j.G, len(j.seeds), answers, j.sampler_lag), j)
+                for j in jobs]
+        mb, job = max(need, key=lambda pair: pair[0])
         if mb > available:
             (key, value), *_ = B.grown([
                 ("network.seeds", len(job.seeds), len(defaults["seeds"])),

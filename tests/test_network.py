@@ -202,6 +202,7 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     assert all((results / f"{kept.path}.{kind}.parquet").exists() for kind in NET_FILES)
     assert all((results / f"{name}.parquet").exists() for seed in made for name in base_files(seed))
     assert not (results / io.RESULT_FILES["net_curves"]).exists()
+    assert (results / io.RESULT_FILES["net_base"]).exists()  # an aggregate under network/, the config's own
 
 
 def test_the_network_demos_rendering_is_given_the_toy_rows_it_reads_alone(tmp_path):

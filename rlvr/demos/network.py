@@ -799,7 +799,7 @@ def base_against_toy(frames):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("toy reference: P(correct)")
-    ax.set_ylabel(f"network bases: P(correct), mean of {frames['net_base']['seed'].nunique()}")
+    ax.set_ylabel(f"network: P(correct),\nmean of {frames['net_base']['seed'].nunique()} bases")
     F.legend_below(fig, ncol=4)
     return fig
 
