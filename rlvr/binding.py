@@ -18,8 +18,9 @@ accepted), and a file made from another task, config, code or input carries anot
 - Snakemake reruns a job whose spec, code or inputs changed, by its own records; what those
   records cannot see is a file replaced behind its back (copied in from another project, or
   written by another command). So each run notes what its files are when it ends (`note`: size
-  and time, which a copy that keeps times keeps), and the next parse reads the identity of every
-  file that is no longer as noted (`foreign`): one that carries another identity than planned,
+  and time, which a copy that keeps times keeps; only a file whose identity it read and found
+  planned), and the next parse reads the identity of every file that is no longer as noted
+  (`foreign`): one that carries another identity than planned,
   or a checksum file listing a source of another identity, is set aside and made again (the
   Snakefile).
 """
@@ -176,14 +177,23 @@ def _stat(path):
 
 
 def note(results, ids, manifests):
-    """At the end of a run: note the size and time of each planned file and rendering checksum
-    file there is, so the next parse reads only what changed since. Each is this run's
-    own, or one its parse found to be no foreign file: Snakemake's records know what made it.
-    What earlier runs noted of other files (another config's rows) stays noted while unchanged."""
-    paths = [Path(results, f"{name}.parquet") for name in ids] + [Path(m) for m in manifests]
-    notes = {p: stat for p, stat in noted(results).items() if os.path.exists(p) and _stat(p) == stat}
-    notes.update({path.as_posix(): _stat(path) for path in paths if path.exists()})
+    """At the end of a run: note the size and time of each planned file that carries its planned
+    identity and each rendering checksum file whose sources do, so the next parse reads only
+    what changed since. Only what changed since the last note is read (what this run wrote,
+    or what was replaced during it): a file replaced after the last job that reads it checked it
+    is left unnoted, so the next parse reads it and sets it aside (nothing is vouched for by its
+    time alone). What earlier runs noted of other files (another config's rows) stays noted
+    while unchanged. Returns (vouched, unvouched): the changed paths noted, and those not."""
+    before = noted(results)
+    notes = {p: stat for p, stat in before.items() if os.path.exists(p) and _stat(p) == stat}
+    planned = {Path(results, f"{name}.parquet").as_posix(): ident for name, ident in ids.items()}
+    vouched, unvouched = [], []
+    for path in changed(planned, before) + changed(manifests, before):
+        ok = carried(path) == planned[path] if path in planned else _sources_match(path, ids)
+        (vouched if ok else unvouched).append(path)
+    notes.update({path: _stat(path) for path in vouched})
     io.write_bytes(Path(results, STATE_DIR, NOTES), json.dumps(notes).encode())
+    return vouched, unvouched
 
 
 def _sources_match(manifest, ids):

@@ -117,10 +117,11 @@ def network_mb(model, answers, seeds, eval_answers, lag=0, base=False):
     return 1.2 * (NET_BASE_MB + seeds * per_model + file)
 
 
-def sampler_copies(lag, noise):
+def sampler_copies(lag, noise, steps):
     """The [S, P, M] arrays an off-policy sampler adds to a training job (rlvr/training.py): the
-    policies of the last lag + 1 steps, and the perturbation with the perturbed logits."""
-    return (lag + 1 if lag else 0) + (2 if noise else 0)
+    policies of the last lag + 1 steps (of a run's `steps`, as many as it has), and the
+    perturbation with the perturbed logits."""
+    return (min(lag, steps) + 1 if lag else 0) + (2 if noise else 0)
 
 
 def gradstats_mb(P, M, G, n_reps):

@@ -342,7 +342,8 @@ def validate_config(config, edits=None):
     P, M = task["P"], task["M"]
     jobs = [("task.P, task.M", 0, 0)] + [
         (f"{name}.seeds", len(cfg[name]["seeds"]),
-         sampler_copies(_largest(cfg[name], "sampler_lag"), _largest(cfg[name], "sampler_noise")))
+         sampler_copies(_largest(cfg[name], "sampler_lag"), _largest(cfg[name], "sampler_noise"),
+                        cfg[name]["steps"]))
         for name in sections]
     for key, seeds, copies in jobs[:1] if memory_mb(P, M) > available else jobs[1:]:
         mb = memory_mb(P, M, seeds, copies)
@@ -502,8 +503,8 @@ def cost_problems(cfg, available):
         if not demo_rows:
             continue
         row = max(demo_rows, key=lambda r: B.train_extra_mb(r, P))
-        mb = memory_mb(P, M, len(row.seeds), sampler_copies(row.sampler_lag, row.sampler_noise)) + \
-            B.train_extra_mb(row, P)
+        copies = sampler_copies(row.sampler_lag, row.sampler_noise, row.steps)
+        mb = memory_mb(P, M, len(row.seeds), copies) + B.train_extra_mb(row, P)
         if mb > available:
             batch = B.BATCH_PER_ANSWER * B.batch_answers(row, P) >= B.RECORD_PER_SEED * len(row.seeds) * \
                 B.records(row)

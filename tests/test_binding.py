@@ -58,14 +58,35 @@ def test_carried_reads_the_identity_off_the_footer_and_nothing_else(tmp_path):
 def test_a_noted_file_is_left_to_snakemake_and_a_replaced_one_is_read(tmp_path):
     results = tmp_path / "results"
     ids = {"task": "a" * 32, "runs": "b" * 32}
-    io.write_table(results / "task.parquet", {"x": [1]}, io.bound("task", "a" * 32))
-    io.write_table(results / "runs.parquet", {"x": [1]}, io.bound("runs", "c" * 32))  # an older config's
-    binding.note(results, ids, [])
+    task, runs = results / "task.parquet", results / "runs.parquet"
+    io.write_table(task, {"x": [1]}, io.bound("task", "a" * 32))
+    io.write_table(runs, {"x": [1]}, io.bound("runs", "b" * 32))
+    assert binding.note(results, ids, []) == ([task.as_posix(), runs.as_posix()], [])
     assert binding.foreign(results, ids, []) == []  # as the last run left them: Snakemake judges
-    io.write_table(results / "runs.parquet", {"x": [2]}, io.bound("runs", "d" * 32))  # copied in
-    assert binding.foreign(results, ids, []) == [(results / "runs.parquet").as_posix()]
-    io.write_table(results / "runs.parquet", {"x": [2]}, io.bound("runs", "b" * 32))  # merged: the same job's
+    assert binding.note(results, ids, []) == ([], [])  # nothing changed, nothing read
+    io.write_table(runs, {"x": [2]}, io.bound("runs", "d" * 32))  # copied in
+    assert binding.foreign(results, ids, []) == [runs.as_posix()]
+    io.write_table(runs, {"x": [2]}, io.bound("runs", "b" * 32))  # merged: the same job's
     assert binding.foreign(results, ids, []) == []
+
+
+def test_a_file_replaced_during_a_run_is_not_vouched_for_by_its_end(tmp_path):
+    """The end of a run notes only files that carry their planned identity: one replaced after
+    the last job that reads it checked it is left unnoted and read again by the next parse,
+    however many runs end in between; a checksum file listing another source, likewise."""
+    results = tmp_path / "results"
+    ids = {"task": "a" * 32, "runs": "b" * 32}
+    runs, manifest = results / "runs.parquet", results / "checksums" / "render_x.sha256"
+    io.write_table(results / "task.parquet", {"x": [1]}, io.bound("task", "a" * 32))
+    io.write_table(runs, {"x": [1]}, io.bound("runs", "b" * 32))
+    manifest.parent.mkdir()
+    manifest.write_text(f"{binding.SOURCE}runs {'b' * 32}\n")
+    binding.note(results, ids, [manifest])
+    io.write_table(runs, {"x": [2]}, io.bound("runs", "c" * 32))  # swapped in mid-run
+    manifest.write_text(f"{binding.SOURCE}runs {'c' * 32}\n")  # rendered from it
+    for _ in range(2):  # this run's end, and the next's if the parse did not set them aside
+        assert binding.note(results, ids, [manifest]) == ([], [runs.as_posix(), manifest.as_posix()])
+        assert binding.foreign(results, ids, [manifest]) == [runs.as_posix(), manifest.as_posix()]
 
 
 def rlvr(*args, cwd):

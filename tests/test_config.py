@@ -108,12 +108,21 @@ BAD = [
     ({"task": {"M": 100_000_000}}, "task.P, task.M", "more than this machine's"),
     ({"task": {"M": 1000}, "training": {"seeds": list(range(20_000))}}, "training.seeds",
      "fewer seeds per row"),
-    # a stale sampler keeps lag + 1 copies of every seed's policy (16 MB each here; the same rows
-    # without the lag fit)
-    ({"task": {"M": 1000}, "off_policy": {"rows": [{"method": "grpo", "lr": 2.0},
-                                                   {"method": "grpo", "lr": 2.0, "sampler_lag": [4, 5000]}]}},
+    # a stale sampler keeps lag + 1 copies of every seed's policy, as many as its steps (16 MB
+    # each here; the same rows without the lag fit, and so does the lag over 300 steps)
+    ({"task": {"M": 1000}, "off_policy": {"steps": 5000, "rows": [
+        {"method": "grpo", "lr": 2.0}, {"method": "grpo", "lr": 2.0, "sampler_lag": [4, 5000]}]}},
      "off_policy.seeds", "a smaller sampler_lag"),
 ]
+
+
+def test_a_stale_sampler_is_charged_only_the_copies_its_steps_keep():
+    """A lag longer than the run keeps one copy a step, not lag + 1 (the issue's 477 GiB for a
+    lag of 1e9 over 10 steps)."""
+    rows = [{"method": "grpo", "lr": 2.0}, {"method": "grpo", "lr": 2.0, "sampler_lag": 10**9}]
+    assert validate_config({"task": {"M": 1000}, "off_policy": {"steps": 10, "rows": rows}})
+    with pytest.raises(ConfigError, match="a smaller sampler_lag"):
+        validate_config({"task": {"M": 1000}, "off_policy": {"steps": 5000, "rows": rows}})
 
 
 @pytest.mark.parametrize("cfg,key,phrase", BAD, ids=[b[1] + ":" + b[2][:20] for b in BAD])

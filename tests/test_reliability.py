@@ -237,12 +237,38 @@ def test_a_hand_edited_table_never_reaches_all_txt_and_forcerun_restores_both(ti
     log = (tmp_path / "logs/assemble.log").read_text()
     assert ("results/tables/demo3_training.txt: not what rlvr rendered" in log
             and "--forcerun render_training" in log), log
-    # the failed job's outputs are removed by Snakemake (issue 50's "files kept through faults"
-    # is not done): all.txt never holds the edit
-    assert not everything.exists() or everything.read_bytes() == before
+    # the failed job's earlier outputs are kept (update() in workflow/rules/render.smk), and
+    # never hold the edit; the checksum file that vouched for them is gone, so it runs again
+    assert everything.read_bytes() == before
+    assert (tmp_path / "results/claims.md").read_bytes() == (tiny_run / "results/claims.md").read_bytes()
+    assert not (tmp_path / "results/checksums/assemble.sha256").exists()
     snakemake(tmp_path, "-c2", "--forcerun", "render_training")
     assert table.read_bytes() == (tiny_run / "results/tables/demo3_training.txt").read_bytes()
     assert everything.read_bytes() == before
+
+
+def test_a_failed_render_keeps_the_tables_and_figures_it_would_have_replaced(tiny_run, tmp_path):
+    """Snakemake deletes a job's outputs before it runs it; a rendering job whose input turns
+    out damaged fails, and its demo's earlier tables and figures are put back, byte for byte,
+    while the checksum file that vouched for them is not: the next run renders them again."""
+    for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
+        shutil.copytree(tiny_run / name, tmp_path / name)
+    rendered = {path: path.read_bytes() for pattern in ("tables/demo2_*", "figures/bias_vs_p.*")
+                for path in (tmp_path / "results").glob(pattern)}
+    assert len(rendered) >= 3
+    exact = tmp_path / "results" / C.EXACT_FILE
+    original = exact.read_bytes()
+    damaged = bytearray(original)
+    damaged[100] ^= 0x10  # a data page's bit: its footer, and so its identity, intact
+    exact.write_bytes(damaged)
+    failed = snakemake(tmp_path, "-c2", check=False)
+    assert failed.returncode != 0 and "render_gradients" in failed.stderr, failed.stderr[-2000:]
+    assert {path: path.read_bytes() for path in rendered} == rendered
+    assert not (tmp_path / "results/checksums/render_gradients.sha256").exists()
+    exact.write_bytes(original)
+    snakemake(tmp_path, "-c2")
+    assert {path: path.read_bytes() for path in rendered} == rendered
+    assert (tmp_path / "results/checksums/render_gradients.sha256").exists()
 
 
 @pytest.mark.parametrize("change,key", [  # through Snakemake; every message: tests/test_config.py

@@ -401,7 +401,7 @@ def set_foreign_files_aside():
     says so."""
     if not workflow.is_main_process:
         return
-    found = binding.foreign(RESULTS, IDENTITIES, MANIFESTS, NOTED)
+    found = binding.foreign(RESULTS, IDENTITIES, MANIFESTS)
     if not found:
         return
     aside = RUN_STATE / "foreign" / time.strftime("%Y%m%d-%H%M%S")
@@ -423,7 +423,8 @@ def set_foreign_files_aside():
     count = f"{len(found)} file{'s' * (len(found) > 1)}"
     print(
         f"rlvr: {count} under {RESULTS}/ not made from this config's inputs, spec and code "
-        f"(copied in from another project, or written by another command?), e.g. {found[0]}: "
+        f"(copied in from another project, written by another command, or replaced while the "
+        f"last run ran?), e.g. {found[0]}: "
         + (
             "a run would set them aside and make them again"
             if dry_run()
@@ -433,26 +434,26 @@ def set_foreign_files_aside():
     )
 
 
-# what the last run noted of its files (rlvr/binding.py), read once at parse: what changed since
-# is checked for foreign files, and at the end of this run is what it wrote
-NOTED = binding.noted(RESULTS)
-
-
 def note_what_was_written(failed=False):
-    """At the end of a run (onsuccess, onerror): say what it wrote (what_was_written) and note
-    each result as it is now, so the next parse reads only the files changed since. Not by a
-    run refused at its start: it holds no lock, and another run owns the results."""
+    """At the end of a run (onsuccess, onerror): note each result this run wrote that carries
+    the identity planned for it (rlvr/binding.py note), so the next parse reads only the files
+    changed since, and say what it wrote (what_was_written) and which changed files it does not
+    vouch for. Not by a run refused at its start: it holds no lock, and another run owns the
+    results."""
     from snakemake.logging import logger
 
     if "_held" in globals():
-        planned = [f"{RESULTS}/{name}.parquet" for name in IDENTITIES]
-        logger.info(
-            what_was_written(binding.changed(planned + MANIFESTS, NOTED), failed)
-        )
+        vouched, unvouched = binding.note(RESULTS, IDENTITIES, MANIFESTS)
+        logger.info(what_was_written(vouched, failed))
+        if unvouched:
+            logger.warning(
+                f"rlvr: {len(unvouched)} file{'s' * (len(unvouched) > 1)} under {RESULTS}/ "
+                f"changed during this run but not what it planned (replaced while it ran?), "
+                f"e.g. {unvouched[0]}: the next run sets them aside and makes them again"
+            )
         cost = what_the_jobs_cost(PARSED_AT)
         if cost:
             logger.info(cost)
-        binding.note(RESULTS, IDENTITIES, MANIFESTS)
 
 
 PARSED_AT = time.time()  # a job log written since is this run's (what_the_jobs_cost)

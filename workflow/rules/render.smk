@@ -10,8 +10,11 @@ for demo in ASKED:
         input:
             **inputs,
         output:
+            # update(): Snakemake keeps the earlier tables and figures while the job runs and
+            # puts them back if it fails; the checksum file, which vouches for them, is not
+            # kept, so a failed job's demo is rendered again by the next run
             [
-                (
+                update(
                     report(path, caption=caption, category=demo.category)
                     if caption
                     else path
@@ -46,8 +49,8 @@ rule assemble:
         claims=[table_path(demo, CLAIMS) for demo in ASKED],
         manifests=[checksums(f"render_{demo.name}") for demo in ASKED],
     output:
-        all=f"{RESULTS}/tables/all.txt",
-        claims=f"{RESULTS}/claims.md",
+        all=update(f"{RESULTS}/tables/all.txt"),  # kept through a failed job, as above
+        claims=update(f"{RESULTS}/claims.md"),
         checksums=checksums("assemble"),
     log:
         f"{LOGS}/assemble.log",
