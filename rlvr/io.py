@@ -22,6 +22,7 @@ RESULT_FILES = {
     "reference": "reference_passk.parquet",
     "gradstats": "gradient_stats.parquet",
     "exact": "exact_bias.parquet",
+    "finite_step": "finite_step.parquet",  # demo 13's exact one-step outcomes (rlvr/finite_step.py)
     "runs": "runs.parquet",
     "curves": "curves.parquet",
     "passk": "passk_trained.parquet",
@@ -118,17 +119,32 @@ def read_binding(path):
 
 def content_hash(table):
     """sha256 over a table's column names, types and values (not its metadata): a numeric or
-    boolean column's values as numpy bytes, any other's as str(value) joined by NUL in UTF-8."""
+    boolean column's values as numpy bytes, a list column's lengths then its values, any other's
+    as str(value) joined by NUL in UTF-8."""
     import hashlib
 
     h = hashlib.sha256()
     for field, column in zip(table.schema, table.columns):
-        h.update(f"{field.name}\0{field.type}\0".encode())
+        h.update(f"{field.name}\0{_type_name(field.type)}\0".encode())
         h.update(_joined_strings(column) if _plain_strings(column) else _value_bytes(column))
     return h.hexdigest()
 
 
+def _type_name(kind):
+    """A column type as the hash names it: a list's by its values' type, not the name of its item
+    field (pyarrow's `item` is Parquet's `element` once read back)."""
+    import pyarrow as pa
+
+    return f"list<{_type_name(kind.value_type)}>" if pa.types.is_list(kind) else str(kind)
+
+
 def _value_bytes(column):
+    import pyarrow as pa
+
+    if pa.types.is_list(column.type):  # a tensor a row (the network's base): its lengths, then its values
+        lists = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        offsets = lists.offsets.to_numpy()
+        return (offsets - offsets[0]).tobytes() + _value_bytes(lists.flatten())
     values = column.to_numpy(zero_copy_only=False)
     return values.tobytes() if values.dtype.kind in "biuf" else "\0".join(map(str, values)).encode()
 

@@ -149,6 +149,25 @@ def test_the_content_hash_reads_strings_from_arrow_as_it_first_did_through_pytho
         assert io.content_hash(table) == _hash_as_first_written(table)
 
 
+def test_a_list_column_is_hashed_by_every_value_and_reads_back(tmp_path):
+    """The network's base is a tensor a row (rlvr/net/base.py): its file reads back with its
+    checksum, and a value changed anywhere in a long list changes the hash (str() of a numpy
+    array would elide its middle)."""
+    import pyarrow as pa
+
+    values = [np.arange(5000, dtype=np.float32), np.ones(3, np.float32)]
+    table = io.write_table(tmp_path / "base.parquet", {"name": ["w", "b"], "shape": [[50, 100], [3]],
+                                                        "value": values}, io.bound("base", "0" * 32))
+    assert io.content_hash(io.read_arrow(tmp_path / "base.parquet")) == io.content_hash(table)
+    changed = [values[0].copy(), values[1]]
+    changed[0][2500] += 1
+    assert io.content_hash(pa.table({"name": ["w", "b"], "shape": [[50, 100], [3]], "value": changed})) \
+        != io.content_hash(table)
+    regrouped = [values[0][:4999], np.concatenate([values[0][4999:], values[1]])]  # the same flat values
+    assert io.content_hash(pa.table({"name": ["w", "b"], "shape": [[50, 100], [3]], "value": regrouped})) \
+        != io.content_hash(table)
+
+
 def test_a_dead_or_zombie_writers_temporary_is_removed_and_a_living_ones_kept(tmp_path):
     """A killed job leaves `.name.<pid>.tmp`; its writer may linger as a zombie (an init that does
     not reap), which kill(pid, 0) still finds: only a writer that will go on keeps its file."""

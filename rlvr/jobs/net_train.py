@@ -20,7 +20,7 @@ def run(a):
                             f"{list(row.seeds)}; give each seed's base, in that order")
     job_id = identity(a, [a.task, *a.bases])  # a foreign task or base is refused before any work
     try:
-        start = stack_bases([io.read_arrow(path, required=("name", "value")) for path in a.bases],
+        start = stack_bases([io.read_arrow(path, required=("name", "shape", "value")) for path in a.bases],
                             model_of(row), a.bases)
     except ValueError as err:
         raise io.InputError(str(err)) from None

@@ -80,8 +80,8 @@ def model_of(spec):
 
 
 def base_columns(task, spec, log=lambda msg: None):
-    """The base of spec (a NetBase) on the toy task: (its parameters as columns, a row per value:
-    name, value (float32, each tensor flattened in order); each prompt's exact P(correct) and
+    """The base of spec (a NetBase) on the toy task: (its parameters as columns, a row per tensor:
+    name, shape, value (float32, flattened), in the model's order; each prompt's exact P(correct) and
     mass on the candidates beside the toy reference's P(correct), with its seed, text and
     candidates)."""
     pin_torch()  # one thread, no oneDNN: the same bits on every run and CPU (rlvr/numerics.py)
@@ -91,10 +91,10 @@ def base_columns(task, spec, log=lambda msg: None):
                                 log_every=max(1, spec.steps // 10))
     probs = candidate_probs(params, cfg, ttask)[0]  # [P, M]
     toy = softmax(np.asarray(ttask["logits"], float))
-    values = [p[0].reshape(-1).numpy() for p in params.values()]
     log(f"base: final loss {losses[-1].mean():.4f}; mean P(correct) {probs[:, 0].mean():.4f} (toy "
         f"{toy[:, 0].mean():.4f}); mass on the candidates {probs.sum(axis=1).mean():.3f}")
-    return ({"name": np.repeat(list(params), [len(v) for v in values]), "value": np.concatenate(values)},
+    return ({"name": list(params), "shape": [list(p.shape[1:]) for p in params.values()],
+             "value": [p[0].reshape(-1).numpy() for p in params.values()]},
             {"seed": np.full(ttask["P"], spec.seed), "prompt": np.arange(ttask["P"]), "level": ttask["level"],
              "text": ttask["prompt_text"],
              "answers": [" ".join(row) for row in ttask["answer_text"]],  # the correct one first
@@ -102,18 +102,29 @@ def base_columns(task, spec, log=lambda msg: None):
 
 
 def params_from_columns(columns, cfg, where="the base"):
-    """base_columns' parameters {name: [1, ...]} back as tensors, from its columns "name" and
-    "value" (its dict, or the table read from its file); ValueError naming `where` if they are
+    """base_columns' parameters {name: [1, ...]} back as tensors, from its columns name, shape and
+    value (its dict, or the table read from its file); ValueError naming `where` if they are
     not the model cfg's (a base of another size)."""
-    shapes = {n: v.shape[1:] for n, v in init_params(cfg, [(0,)]).items()}
-    sizes = [int(np.prod(shape)) for shape in shapes.values()]
-    names, values = np.asarray(columns["name"]), np.asarray(columns["value"])
-    if len(names) != sum(sizes) or not np.array_equal(names, np.repeat(list(shapes), sizes)):
+    shapes = {n: list(v.shape[1:]) for n, v in init_params(cfg, [(0,)]).items()}
+    names, values = columns["name"], _rows(columns["value"])
+    names = names.to_pylist() if hasattr(names, "to_pylist") else list(names)
+    if names != list(shapes) or [list(s) for s in _rows(columns["shape"])] != \
+            list(shapes.values()) or [v.size for v in values] != [int(np.prod(s)) for s in shapes.values()]:
         raise ValueError(f"{where}: the base of another model than n_layer {cfg.n_layer}, d_model "
                          f"{cfg.d_model}, n_head {cfg.n_head}; run snakemake again, which makes it")
-    ends = np.cumsum(sizes)
-    return {n: torch.from_numpy(np.array(values[end - size:end], np.float32)).reshape(1, *shape)
-            for (n, shape), size, end in zip(shapes.items(), sizes, ends)}
+    return {n: torch.from_numpy(np.array(v, np.float32)).reshape(1, *shape)
+            for (n, shape), v in zip(shapes.items(), values)}
+
+
+def _rows(column):
+    """A list column's rows as numpy arrays: of a pyarrow column (split off its flat values, not
+    converted value by value) or of a list of arrays."""
+    if not hasattr(column, "combine_chunks"):
+        return [np.asarray(row) for row in column]
+    lists = column.combine_chunks()
+    offsets = lists.offsets.to_numpy()
+    flat = lists.flatten().to_numpy()
+    return np.split(flat, offsets[1:-1] - offsets[0])
 
 
 def stack_bases(tables, cfg, where):
