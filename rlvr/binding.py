@@ -30,6 +30,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from math import comb
 from pathlib import Path
 
 from . import io
@@ -69,6 +70,22 @@ def exact_spec(cfg):
                     "n_points": gs["exact_curve"]["n_points"]})
 
 
+# the most cells (multisets of G answers x M answers) the exact one-step job enumerates at once
+# (rlvr/finite_step.py: 490,314 x 16 at the default G = 8 and M = 16, ~0.5 GB at the limit)
+FINITE_STEP_CELLS = 16_000_000
+
+
+def finite_step_spec(train_jobs, M):
+    """What demo 13's exact one-step outcomes are computed for (rlvr/finite_step.py): the
+    estimators of its rows, at their lrs and G; "" if it has none, or if every multiset of G
+    answers out of M is more than FINITE_STEP_CELLS to enumerate (the demo then says so)."""
+    rows = [job for job in train_jobs if job.experiment == "negative_samples"]
+    G = max((r.G for r in rows), default=0)
+    if not rows or comb(M + G - 1, G) * M > FINITE_STEP_CELLS:
+        return ""
+    return as_json({"methods": sorted({r.method for r in rows}), "lrs": sorted({r.lr for r in rows}), "G": G})
+
+
 def gradstat_order(cases):
     """The rows of gradient_stats.parquet in the config's order of cases, whatever the jobs."""
     return json.dumps([list(case) for case in cases])
@@ -93,6 +110,10 @@ def plan(cfg, train_jobs, gradstat_jobs, gradstat_cases, code, more=()):
                                                             code("gradstats", job.methods), (task,))
         steps[NAMES["gradstats"]] = Step("aggregate", gradstat_order(gradstat_cases), code("aggregate"),
                                          tuple(job.path.removesuffix(".parquet") for job in gradstat_jobs))
+    spec = finite_step_spec(train_jobs, cfg["task"]["M"])
+    if spec:  # demo 13's exact one-step outcomes, from the task
+        methods = json.loads(spec)["methods"]
+        steps[NAMES["finite_step"]] = Step("finite_step", spec, code("finite_step", methods), (task,))
     paths = [job.path for job in train_jobs]
     for job, path in zip(train_jobs, paths):
         step = Step("train", to_json(job), code("train", job.methods), (task,))

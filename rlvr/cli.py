@@ -377,6 +377,8 @@ def build_parser():
     job("task", help="generate the task")
     job("reference", help="exact pass@k of the reference policy", inputs=("task",))
     job("exact", help="exact E[g]/grad J against p for some estimators")
+    job("finite_step", help="exact outcomes of one finite step of the sample-sign estimators (demo 13)",
+        inputs=("task",))
     job("gradstats", help="Monte Carlo and exact gradient moments of one estimator", inputs=("task",))
     s = sub.add_parser("train", help="train training jobs (each a row's block of seeds) one after another")
     s.add_argument("--spec", required=True, help="each job's spec as JSON, one a line (rlvr/specs.py); - "

@@ -55,6 +55,10 @@ def _make(name, step, made, task):
     spec = json.loads(step.spec) if step.spec else None
     if step.stage == "exact":
         return {name: pa.table(exact_curve_columns(spec["methods"], spec["G"], spec["M"], spec["n_points"]))}
+    if step.stage == "finite_step":
+        from .finite_step import finite_step_columns
+
+        return {name: pa.table(finite_step_columns(task, spec["methods"], spec["lrs"], spec["G"]))}
     if step.stage == "reference":
         return {name: pa.table(reference_columns(task, spec["k"], spec["n_samples"], spec["seed"]))}
     if step.stage == "gradstats":

@@ -191,7 +191,9 @@ def pack_memory(pack):
                     task["P"],
                     task["M"],
                     len(job.seeds),
-                    budget.sampler_copies(job.sampler_lag, job.sampler_noise),
+                    budget.sampler_copies(
+                        job.sampler_lag, job.sampler_noise, job.steps
+                    ),
                 )
             )
             for job in pack.jobs
@@ -269,7 +271,10 @@ def render_inputs(demo):
     inputs = {}
     for frame in io.RESULT_FILES:
         if frame in needs and frame in AGGREGATED:
-            inputs[frame] = AGGREGATED[frame]
+            if (
+                binding.NAMES[frame] in PLAN
+            ):  # not every result is planned (demo 13's exact step)
+                inputs[frame] = AGGREGATED[frame]
         elif frame in needs and jobs:
             inputs[frame] = [
                 f"{RESULTS}/{path}{TRAINED[frame]}.parquet" for path in jobs

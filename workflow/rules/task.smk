@@ -31,3 +31,23 @@ rule reference_passk:
     shell:
         "python -m rlvr reference --spec {params.spec:q} --code {params.code}"
         " --task {input.task} --out {output.passk} 2> {log}"
+
+
+# demo 13's exact one-step outcomes, where its tabular rows ask for them (rlvr/binding.py plans it)
+if "finite_step" in PLAN:
+
+    rule finite_step:
+        input:
+            task=TASK,
+        output:
+            steps=f"{RESULTS}/{io.RESULT_FILES['finite_step']}",
+        log:
+            f"{LOGS}/finite_step.log",
+        conda:
+            ENV
+        params:
+            spec=PLAN["finite_step"].spec,
+            code=PLAN["finite_step"].code,
+        shell:
+            "python -m rlvr finite_step --spec {params.spec:q} --code {params.code}"
+            " --task {input.task} --out {output.steps} 2> {log}"
