@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import comb
 from pathlib import Path
 
@@ -73,17 +73,33 @@ def exact_spec(cfg):
 # the most cells (multisets of G answers x M answers) the exact one-step job enumerates at once
 # (rlvr/finite_step.py: 490,314 x 16 at the default G = 8 and M = 16, ~0.5 GB at the limit)
 FINITE_STEP_CELLS = 16_000_000
+# demo 16's batches from the reference: groups a prompt (its Monte Carlo), and the generator's seed
+BATCH_GROUPS, BATCH_SEED = 1000, 0
 
 
 def finite_step_spec(train_jobs, M):
-    """What demo 13's exact one-step outcomes are computed for (rlvr/finite_step.py): the
-    estimators of its rows, at their lrs and G; "" if it has none, or if every multiset of G
-    answers out of M is more than FINITE_STEP_CELLS to enumerate (the demo then says so)."""
-    rows = [job for job in train_jobs if job.experiment == "negative_samples"]
-    G = max((r.G for r in rows), default=0)
-    if not rows or comb(M + G - 1, G) * M > FINITE_STEP_CELLS:
+    """What the finite-step job computes (rlvr/finite_step.py), "" if nothing: demo 13's exact
+    one-step outcomes for the estimators of its rows at their lrs and G (none if every multiset
+    of G answers out of M is more than FINITE_STEP_CELLS to enumerate: the demo then says so),
+    and one batch of each of demo 16's rows from the reference, by Monte Carlo."""
+    signs = [job for job in train_jobs if job.experiment == "negative_samples"]
+    G = max((r.G for r in signs), default=0)
+    spec = {}
+    if signs and comb(M + G - 1, G) * M <= FINITE_STEP_CELLS:
+        spec["sample_sign"] = {"methods": sorted({r.method for r in signs}),
+                               "lrs": sorted({r.lr for r in signs}), "G": G}
+    batches = {job.row_path: replace(job, seeds=()) for job in train_jobs
+               if job.experiment == "spurious_rewards"}
+    if batches:
+        spec["batches"] = {"rows": [json.loads(to_json(row)) for _, row in sorted(batches.items())],
+                           "G": max(row.G for row in batches.values()), "n_groups": BATCH_GROUPS,
+                           "seed": BATCH_SEED}
+    if not spec:
         return ""
-    return as_json({"methods": sorted({r.method for r in rows}), "lrs": sorted({r.lr for r in rows}), "G": G})
+    # every estimator it runs, for its code version (rlvr/codeversion.py, rlvr/cli.py check_code)
+    spec["methods"] = sorted(set(spec.get("sample_sign", {}).get("methods", []))
+                             | {row["method"] for row in spec.get("batches", {}).get("rows", [])})
+    return as_json(spec)
 
 
 def gradstat_order(cases):
@@ -111,7 +127,7 @@ def plan(cfg, train_jobs, gradstat_jobs, gradstat_cases, code, more=()):
         steps[NAMES["gradstats"]] = Step("aggregate", gradstat_order(gradstat_cases), code("aggregate"),
                                          tuple(job.path.removesuffix(".parquet") for job in gradstat_jobs))
     spec = finite_step_spec(train_jobs, cfg["task"]["M"])
-    if spec:  # demo 13's exact one-step outcomes, from the task
+    if spec:  # what one step or batch does (demos 13 and 16), from the task
         methods = json.loads(spec)["methods"]
         steps[NAMES["finite_step"]] = Step("finite_step", spec, code("finite_step", methods), (task,))
     paths = [job.path for job in train_jobs]

@@ -1,4 +1,5 @@
-"""What one finite step does to a prompt's policy, exactly: every group of G answers enumerated.
+"""What one finite step does to a prompt's policy: every group of G answers enumerated (demo 13),
+or one batch of updates by Monte Carlo where enumeration is out of reach (demo 16).
 
 E[ĝ] says where an estimator points on average; the policy moves to softmax(z + lr·ĝ), which is
 not linear in ĝ, so the expected step is not the step along the expected gradient. NSR's expected
@@ -21,7 +22,9 @@ from math import lgamma
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
+from .objective import Objective, policy_updates
 from .policy import softmax
+from .rewards import REWARDS
 
 # the map's prompts: π(correct) on a log scale, wrong answers' logits spread as standard normal
 # quantiles times `spread` (0: alike), and the lrs at which each is stepped
@@ -103,19 +106,87 @@ def enumerable(method):
     return not est.batch and set(est.needs) <= {"correctness"}
 
 
-def finite_step_columns(task, methods, lrs, G, level=0):
-    """The exact one-step table: (1) each prompt of the task's `level` (0: very hard) from its
+def one_batch(logits, row, G, n_groups, rng):
+    """One batch of a training row's updates (its objective: μ passes, m minibatches, its clip and
+    policy loss; rlvr.objective.policy_updates, the training code's own) from each prompt of
+    logits [P, M], by Monte Carlo: n_groups groups of G answers a prompt, drawn with their
+    rewards (the row's reward function, rlvr/rewards.py). Per prompt and group, of the answer
+    likeliest before the batch: the change of its logit against the mean logit, and of its
+    probability: two [P, n_groups] arrays."""
+    P, M = logits.shape
+    pi = softmax(logits)  # [P, M]
+    z = np.repeat(logits, n_groups, axis=0)  # [R, M], R = P x n_groups
+    pi_rows = np.repeat(pi, n_groups, axis=0)
+    y = (rng.random((len(z), G, 1)) > np.cumsum(pi_rows, axis=1)[:, None, :]).sum(axis=2)  # [R, G] ~ π
+    y = np.minimum(y, M - 1)
+    reward = REWARDS[row.reward]
+    u = rng.random(y.shape) if reward.random else None
+    r = np.asarray(reward.fn(y, 1, pi_rows if reward.reads_pi else None, u), float) + row.reward_offset
+    A = advantages(r, row.method)
+    after, _ = policy_updates(z, y, A, pi_rows, row.lr, Objective.of(row))
+    top = np.argmax(pi, axis=1).repeat(n_groups)  # [R]
+    rows = np.arange(len(z))
+    dz = after - z
+    d_logit = dz[rows, top] - dz.mean(axis=1)
+    d_p = softmax(after)[rows, top] - pi_rows[rows, top]
+    return d_logit.reshape(P, n_groups), d_p.reshape(P, n_groups)
+
+
+def _mean_and_se(values):
+    """The mean over prompts of each prompt's mean over groups, [P, n], and its standard error."""
+    P, n = values.shape
+    return values.mean(), np.sqrt(values.var(axis=1, ddof=1).sum() / n) / P
+
+
+def finite_step_columns(task, sample_sign=None, batches=None):
+    """The finite-step table (rows as dicts of columns), each part where its spec is given:
+    sample_sign {"methods", "lrs", "G"}: exact_step_rows; batches {"rows": [TrainRow], "G",
+    "n_groups", "seed", "level"}: batch_rows. Every row carries every column (NaN or "" where
+    a part has none), `source` telling the parts apart."""
+    rows = (exact_step_rows(task, **sample_sign) if sample_sign else []) + \
+        (batch_rows(task, **batches) if batches else [])
+    blank = {"source": "", "prompt": -1, "method": "", "lam": np.nan, "spread": np.nan, "lr": np.nan,
+             "p_correct": np.nan, "d_p_correct": np.nan, "p_falls": np.nan, "d_top_wrong": np.nan,
+             "d_logit_correct": np.nan, "reward": "", "epochs": 0, "minibatches": 0, "clip_low": np.nan,
+             "clip_high": np.nan, "n_prompts": 0, "n_groups": 0, "d_logit_top": np.nan,
+             "d_logit_top_se": np.nan, "d_p_top": np.nan, "d_p_top_se": np.nan}
+    rows = [{**blank, **row} for row in rows]
+    return {key: [row[key] for row in rows] for key in blank}
+
+
+def batch_rows(task, rows, G, n_groups, seed, level=3):
+    """One batch of each of rows (TrainRows) from the reference on the task's `level` (3: easy)
+    prompts, by Monte Carlo (one_batch; n_groups a prompt, a generator seeded by seed and the
+    row's place): the likeliest answer's E[Δz − mean Δz] and E[Δπ], mean over the prompts, each
+    with its standard error over the groups."""
+    logits = np.asarray(task["logits"], float)[task["level"] == level]
+    out = []
+    for i, row in enumerate(rows):
+        d_logit, d_p = one_batch(logits, row, G, n_groups, np.random.default_rng([seed, i]))
+        (zl, zl_se), (dp, dp_se) = _mean_and_se(d_logit), _mean_and_se(d_p)
+        out.append({"source": "batch", "method": row.method, "lr": row.lr, "reward": row.reward,
+                    "epochs": row.epochs, "minibatches": row.minibatches,
+                    "clip_low": np.nan if row.clip_low is None else row.clip_low,
+                    "clip_high": np.nan if row.clip_high is None else row.clip_high,
+                    "p_correct": float(softmax(logits)[:, 0].mean()), "n_prompts": len(logits),
+                    "n_groups": n_groups, "d_logit_top": zl,
+                    "d_logit_top_se": zl_se, "d_p_top": dp, "d_p_top_se": dp_se})
+    return out
+
+
+def exact_step_rows(task, methods, lrs, G, level=0):
+    """The exact one-step rows: (1) each prompt of the task's `level` (0: very hard) from its
     reference policy, under each of methods that is enumerable, at each of lrs; (2) the map:
-    prompts of MAP_P x MAP_SPREADS, W-REINFORCE at each λ of MAP_LAMBDAS (0: NSR), at MAP_LRS. Rows: source
-    ("task" / "map"), prompt (−1 on the map), method, lam (NaN for a named estimator), spread
-    (NaN for the task), lr, p_correct (before), and step_outcomes' four columns."""
+    prompts of MAP_P x MAP_SPREADS, W-REINFORCE at each λ of MAP_LAMBDAS (0: NSR), at MAP_LRS.
+    Columns: source ("task" / "map"), prompt (−1 on the map), method, lam (NaN for a named
+    estimator), spread (NaN for the task), lr, p_correct (before), and step_outcomes' four."""
     M = task["logits"].shape[1]
     enumerated = groups(M, G)
     rows = []
 
-    def add(source, prompt, method, lam, spread, logits, step_lrs, weights):
+    def add(source, prompt, method, lam, spread, logits, step_lrs, weights, p=None):
         done = step_outcomes(logits, weights, step_lrs, G, enumerated)
-        p = softmax(np.asarray(logits, float)[None])[0, 0]
+        p = softmax(np.asarray(logits, float)[None])[0, 0] if p is None else p
         for i, lr in enumerate(step_lrs):
             rows.append({"source": source, "prompt": prompt, "method": method, "lam": lam,
                          "spread": spread, "lr": float(lr), "p_correct": p,
@@ -126,8 +197,7 @@ def finite_step_columns(task, methods, lrs, G, level=0):
             add("task", int(prompt), method, np.nan, np.nan, task["logits"][prompt], lrs, method)
     for spread in MAP_SPREADS:
         for p in MAP_P:
-            for lam in MAP_LAMBDAS:
+            for lam in MAP_LAMBDAS:  # p as mapped (its logits give it to rounding)
                 add("map", -1, "nsr" if lam == 0 else "w_reinforce", lam, spread,
-                    map_logits(p, spread, M), MAP_LRS, (lam, -1.0))
-                rows[-len(MAP_LRS):] = [{**row, "p_correct": p} for row in rows[-len(MAP_LRS):]]  # as mapped
-    return {key: [row[key] for row in rows] for key in rows[0]}
+                    map_logits(p, spread, M), MAP_LRS, (lam, -1.0), p)
+    return rows

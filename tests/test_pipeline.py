@@ -120,6 +120,21 @@ def test_outputs_and_column_contract(tiny_run):
     assert (tiny_run / "logs" / "task.log").exists()
 
 
+def test_results_readme_names_every_column_and_experiment_the_run_writes(tiny_run):
+    """results/README.md is the column contract's documentation: every column of every
+    aggregated Parquet file a run writes is named there (in backquotes), and every demo's
+    experiment (the network's files: tests/test_network.py's run; its columns are listed the
+    same way)."""
+    text = (REPO / "results" / "README.md").read_text()
+    results = tiny_run / "results"
+    for name in io.RESULT_FILES.values():
+        if (results / name).exists():
+            missing = [c for c in pq.read_schema(results / name).names if f"`{c}`" not in text]
+            assert not missing, (name, missing)
+    experiments = {row.experiment for row in C.train_rows(C.validate_config({}))}  # the default's, all
+    assert len(experiments) > 10 and [e for e in experiments if f"`{e}`" not in text] == []
+
+
 def test_the_terminal_shows_the_config_summary_and_progress_not_every_job(tiny_run):
     """profiles/default selects snakemake_logger_plugin_rlvr: a summary of what the config asks
     for, a progress line every few seconds, failures in full (tests/test_reliability.py)."""

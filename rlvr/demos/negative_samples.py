@@ -267,7 +267,11 @@ def _where_the_mass_went(frames, tabular, level="very_hard"):
     task = frames["task"]
     logits = task[[c for c in task if c.startswith("logit_")]].to_numpy()[task["level_name"] == level]
     reference = softmax(logits)[:, 1:].max(axis=1).mean()  # one correct answer: answer 0 (tabular rows)
+    p_ref = softmax(logits)[:, 0].mean()
     largest = tabular["lr"].max()
+    ref = frames["reference"].query(f"level == '{level}'").set_index("k")["pass_at_k"]
+    hi = int(ref.index.max())
+    passk = A.trained_passk(frames["passk"], EXPERIMENT).query(f"level == '{level}' and k == {hi}")
     parts = []  # levels with their s.e., not differences: no ordering is claimed between them
     for method in [m for m in ("nsr", "w_reinforce", "psr", "grpo") if (tabular["method"] == m).any()]:
         for lr in sorted(set(tabular.loc[tabular["method"] == method, "lr"])):
@@ -275,12 +279,18 @@ def _where_the_mass_went(frames, tabular, level="very_hard"):
                 continue
             g = A.select_rows(tabular, method=method, lr=lr)
             d_fell, d_top = K.over_seeds(g[fell]), K.over_seeds(g[top])
+            level_pass1 = K.over_seeds(g[f"final_pass1_{level}"] - p_ref)
+            here = A.select_rows(passk, method=method, lr=lr, shared_lr=0.0)
+            level_passk = K.over_seeds(here["pass_at_k"] - ref[hi])
             parts.append(f"{style.label(method)} at lr {lr:g}: {K.number(d_fell, 2)} of them, their "
-                         f"likeliest wrong answer {K.number(d_top, 2)} of the mass")
+                         f"likeliest wrong answer {K.number(d_top, 2)} of the mass, their mean "
+                         f"π(correct) {K.signed(level_pass1, note=False)} and their pass@{hi} "
+                         f"{K.signed(level_passk, note=False)} from the reference's")
     return K.Claim("where_the_mass_went", (
         f"On the tabular policy, the share of the {level.replace('_', ' ')} prompts whose π(correct) "
-        f"ends below the reference's, and the mean mass of their likeliest wrong answer (the "
-        f"reference's: {reference:.2f}): " + "; ".join(parts)
+        f"ends below the reference's, the mean mass of their likeliest wrong answer (the "
+        f"reference's: {reference:.2f}), and their mean π(correct) (the reference's {p_ref:.3f}) and "
+        f"pass@{hi} (the reference's {ref[hi]:.3f}) against the reference's: " + "; ".join(parts)
         + f" ({tabular['seed'].nunique()} seeds)"), ())
 
 

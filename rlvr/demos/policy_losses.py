@@ -21,7 +21,7 @@ from ..text import number
 NUMBER = 18  # its place in the order; its table is demo18_policy_losses
 TITLE = "PPO's clip, GSPO and CISPO"
 SWITCHABLE = True
-FRAMES = ('runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+FRAMES = ('task', 'runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py)
 ROWS = True
 EXPERIMENT = "policy_losses"
 SHOWN = ("policy_loss", "epochs", "minibatches", "clip_low", "clip_high")
@@ -153,7 +153,34 @@ def claims(frames):
     shares = "; ".join(f"{_words(cfg)} {g['clip_run'].mean():.1%}" for cfg, g in _moved(runs))
     out.append(K.Claim("clip_share", "The share of (answer, update) pairs the clip acted on over the run "
                        f"(zeroed by ppo and gspo, capped by cispo): {shares}", ()))
-    return out
+    return out + _windows(frames, runs)
+
+
+def _windows(frames, runs):
+    """The window each clip puts on an answer's ratio ρ = π(y)/π_old(y): PPO's and CISPO's on ρ
+    itself, as if the answer were one token; GSPO's on ρ^(1/|y|), so on ρ it is
+    [(1 − ε_low)^|y|, (1 + ε_high)^|y|], at the task's mean answer length (by construction)."""
+    task = frames.get("task")
+    if task is None:
+        return []
+    lengths = task[[c for c in task if c.startswith("length_")]].to_numpy()
+    length, shortest, longest = lengths.mean(), lengths.min(), lengths.max()
+    parts, spans = [], []
+    for cfg, _ in _moved(runs):
+        lo, hi = 1 - cfg["clip_low"], 1 + cfg["clip_high"]
+        if cfg["policy_loss"] == "gspo":
+            spans.append(f"[{lo ** shortest:.2f}, {hi ** shortest:.2f}] at its shortest answer "
+                         f"({shortest:.0f} tokens) to [{lo ** longest:.2f}, {hi ** longest:.2f}] at its "
+                         f"longest ({longest:.0f})")
+            lo, hi = lo ** length, hi ** length
+        if (cfg["policy_loss"], lo, hi) not in [p[:3] for p in parts]:
+            parts.append((cfg["policy_loss"], lo, hi))
+    windows = ", ".join(f"{name} [{lo:.2f}, {hi:.2f}]" for name, lo, hi in parts)
+    return [K.Claim("windows", (
+        "By construction, the window each clip puts on an answer's ratio ρ = π(y)/π_old(y) (the "
+        f"toy's answer is one choice, so its ratio is the whole answer's): {windows}; GSPO's on "
+        f"ρ^(1/|y|), here at the task's mean answer length of {length:.0f} tokens"
+        + (f", from {spans[0]}" if spans else "")), ())]
 
 
 def policy_losses(curves):

@@ -25,7 +25,7 @@ from ..text import number
 NUMBER = 16  # its place in the lecture's order; its table is demo16_spurious_rewards
 TITLE = "spurious rewards and the clip"
 SWITCHABLE = True
-FRAMES = ('runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+FRAMES = ('runs', 'curves', 'finite_step')  # the results its table, claims and figures read (rlvr/io.py)
 ROWS = True
 EXPERIMENT = "spurious_rewards"
 SHOWN = ("reward", "lr", "epochs", "minibatches", "clip_low", "clip_high")
@@ -79,6 +79,8 @@ TEXT = {
             "Δz 3rd",
             "Δz least likely",
         ],
+        "batch": "one batch from the reference on the {n} easy prompts, by Monte Carlo ({groups:,} groups a prompt; mean over the prompts ± s.e.): the likeliest answer's expected change",  # noqa: E501
+        "batch_head": ["lr", "μ", "m", "clip ε_low / ε_high", "E[Δz − mean Δz]", "E[Δπ]"],
         "note": [
             "Exact pass@1 at the last step minus the reference's (step 0), on all prompts and on the",
             "easy ones; 'easy prompts': whether that change is resolved (a t test over seeds, α = {alpha}).",
@@ -115,6 +117,8 @@ TEXT = {
             "Δz 第三",
             "Δz 最不可能",
         ],
+        "batch": "从参考模型出发在 {n} 道容易题上的一批更新，蒙特卡洛（每道题 {groups:,} 组；对题目平均 ± 标准误）：最可能回答的期望变化",  # noqa: E501
+        "batch_head": ["学习率", "μ", "m", "裁剪 ε_low / ε_high", "E[Δz − 平均 Δz]", "E[Δπ]"],
         "note": [
             "最后一步的精确 pass@1 减去参考模型（第 0 步）的，全部题目与容易题；",
             "“容易题”：该变化是否可分辨（种子间 t 检验，α = {alpha}）。“被裁剪”：最后一个评估区间内被裁剪置零的",  # noqa: E501 ({alpha}: 0.01 when rendered)
@@ -201,9 +205,17 @@ def table(frames, L):
         + [_logit(v) for v in dz]
         for lr, mu, m, lo, hi, dz in exact_rows(runs)
     ]
+    sections = [("", head, rows), (L["exact"], L["exact_head"], ex)]
+    batches = batch_rows(frames)
+    if batches is not None:
+        first = _batches(frames).iloc[0]
+        title = L["batch"].format(n=int(first["n_prompts"]), groups=int(first["n_groups"]))
+        sections.append((title, L["batch_head"],
+                         [[f"{cfg['lr']:g}", f"{cfg['epochs']:d}", f"{cfg['minibatches']:d}", _clip(L, cfg),
+                           K.signed(dz, note=False), K.signed(dp, note=False)] for cfg, dz, dp in batches]))
     return (
         R.title(L, runs.iloc[0], min(n)),
-        [("", head, rows), (L["exact"], L["exact_head"], ex)],
+        sections,
         [line.format(alpha=K.ALPHA) for line in L["note"]],
     )
 
@@ -287,7 +299,44 @@ def claims(frames):
             (),
         )
     )
+    batches = batch_rows(frames)
+    if batches:
+        first = _batches(frames).iloc[0]
+        by = {}
+        for cfg, dz, dp in batches:
+            by.setdefault((cfg["reward"], cfg["lr"]), []).append(
+                f"{_setting(cfg)} {K.signed(dz, 4)} and {K.signed(dp, 4)}")
+        prompts, groups, G = int(first["n_prompts"]), int(first["n_groups"]), int(runs["G"].iloc[0])
+        out.append(K.Claim("one_batch", (
+            f"By Monte Carlo, one batch of GRPO updates from the reference on the {prompts} easy "
+            f"prompts ({groups:,} groups of G = {G} a prompt, through the "
+            "training update; mean over the prompts ± s.e.), the likeliest answer's expected change of its "
+            "logit against the mean logit and of its probability: "
+            + "; ".join(f"at lr {lr:g} on reward {reward}: " + ", ".join(parts)
+                        for (reward, lr), parts in by.items())),
+            tuple(d for _, dz, dp in batches for d in (dz, dp))))
     return out
+
+
+def batch_rows(frames):
+    """One batch of each setting from the reference on the easy prompts (the finite_step frame's
+    "batch" rows, by Monte Carlo): [(setting, E[Δz − mean Δz], E[Δπ])] of the likeliest answer,
+    each a Difference whose count is the groups drawn, in the table's order; None without them."""
+    batches = _batches(frames)
+    if batches is None:
+        return None
+    out = []
+    for _, b in batches.sort_values(["reward", "lr", "epochs", "minibatches"]).iterrows():
+        groups = int(b["n_groups"] * b["n_prompts"])
+        cfg = {**{k: b[k] for k in SHOWN}, "epochs": int(b["epochs"]), "minibatches": int(b["minibatches"])}
+        out.append((cfg, K.Difference(b["d_logit_top"], b["d_logit_top_se"], groups),
+                    K.Difference(b["d_p_top"], b["d_p_top_se"], groups)))
+    return out
+
+
+def _batches(frames):
+    fs = frames.get("finite_step")
+    return None if fs is None or not (fs["source"] == "batch").any() else fs[fs["source"] == "batch"]
 
 
 def _logit(change):
