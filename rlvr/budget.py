@@ -15,6 +15,8 @@ import math
 import os
 from typing import NamedTuple
 
+from .binding import finite_step_spec
+
 MIB = 2**20
 BASE_MB = 100  # a job's interpreter and libraries (numpy, pyarrow; ~80 MiB measured)
 RENDER_BASE_MB = 250  # a tables or figures job: pandas and matplotlib too (~200 MiB measured)
@@ -206,6 +208,41 @@ def exact_seconds(G, M):
     return EXACT + EXACT_G2 * (G + 1) ** 2 + EXACT_GM * (G + 1) * M
 
 
+# the finite-step job (rlvr/finite_step.py; 2026-12-07, the default: 490,314 multisets x 16 answers)
+FS_CELL = 150e-9  # per cell (multiset of G answers x answer of the task): making them (120 ns)
+FS_GRAD = 40e-9  # ... per cell and (prompt, estimator) or map prompt: its step (25 ns)
+FS_LR = 20e-9  # ... per cell and lr stepped at: the softmax after the step (13 ns)
+FS_CELL_BYTES = 80  # ... per cell: the counts, the step, the logits after it (~56 measured)
+FS_BATCH = 10e-9  # demo 16's batches, per (group, answer drawn, answer of the task, update)
+
+
+def finite_step_cost(spec, P, M, levels):
+    """(CPU seconds, peak MiB) of the finite-step job of spec (rlvr/binding.py finite_step_spec's
+    JSON; "" : none) on P prompts of M answers in `levels` equal levels: the very hard prompts
+    (P / levels) under each estimator at each lr and the map's prompts at its lrs, every
+    multiset enumerated; demo 16's batches on the easy prompts."""
+    import json
+
+    from .finite_step import MAP_LAMBDAS, MAP_LRS, MAP_P, MAP_SPREADS
+
+    if not spec:
+        return 0.0, 0.0
+    spec = json.loads(spec)
+    seconds, cells, level = JOB, 0, P // levels
+    if "sample_sign" in spec:
+        signs = spec["sample_sign"]
+        cells = math.comb(M + signs["G"] - 1, signs["G"]) * M
+        mapped = len(MAP_P) * len(MAP_SPREADS) * len(MAP_LAMBDAS)
+        seconds += cells * (FS_CELL + level * len(signs["methods"]) * (FS_GRAD + FS_LR * len(signs["lrs"]))
+                            + mapped * (FS_GRAD + FS_LR * len(MAP_LRS)))
+    batch = 0
+    if "batches" in spec:
+        b = spec["batches"]
+        batch = level * b["n_groups"] * b["G"] * M  # the answers a row draws, each against the task's
+        seconds += FS_BATCH * batch * sum(r.get("epochs", 1) * r.get("minibatches", 1) for r in b["rows"])
+    return seconds, BASE_MB + (FS_CELL_BYTES * cells + 8 * 4 * batch) / MIB
+
+
 def reference_seconds(P, n_samples, k):
     return JOB + REF_SAMPLE * n_samples * P * len(k)
 
@@ -285,6 +322,11 @@ def parts(cfg, defaults, training):
         out.append(Part("the exact curve", JOB + n_curve * exact_seconds(gs["G"], M),
                         grown([("gradient_stats.exact_curve.n_points", curve["n_points"],
                                 d_gs["exact_curve"]["n_points"]), ("gradient_stats.G", gs["G"], d_gs["G"])])))
+    every = [row for _, rows, _ in training for row in rows]
+    seconds, _ = finite_step_cost(finite_step_spec(every, M), P, M, len(task["level_logodds"]))
+    if seconds:  # demos 13 and 16: what one finite step or batch does
+        out.append(Part("the finite-step job", seconds,
+                        grown([("task.M", M, d_task["M"]), ("task.P", P, d_task["P"])])))
     every = []
     for name, rows, keys in training:
         every += rows

@@ -101,3 +101,24 @@ def test_one_batch_by_monte_carlo_agrees_with_the_exact_expected_logit_change(kn
     exact = random_reward_logit_change(logits, 4, "grpo", Objective.of(row), 2.0)
     mean, se = F._mean_and_se(d_logit)
     assert abs(mean - (exact[0] - exact.mean())) < 3 * se, (mean, se, exact)
+
+
+def test_the_plan_enumerates_only_what_fits_and_names_every_estimator_it_runs():
+    """Demo 13's part is planned for its rows' estimators, lrs and G while every multiset fits
+    (rlvr/binding.py FINITE_STEP_CELLS), and left out beyond (G = 16 over 16 answers is 300
+    million multisets), where demo 16's batches stay; the spec names every estimator the job
+    runs, for its code version."""
+    import json
+
+    from rlvr import binding
+    from rlvr import config as C
+
+    cfg = C.validate_config({})
+    spec = json.loads(binding.finite_step_spec(C.train_rows(cfg), 16))
+    methods = ["grpo", "nsr", "psr", "w_reinforce"]  # the default's demo 13 rows, and demo 16's GRPO
+    assert spec["sample_sign"] == {"G": 8, "lrs": [0.5, 2.0, 8.0], "methods": methods}
+    assert spec["methods"] == methods and len(spec["batches"]["rows"]) == 12
+    big = C.validate_config({"negative_samples": {"G": 16}})
+    assert "sample_sign" not in json.loads(binding.finite_step_spec(C.train_rows(big), 16))
+    off = C.validate_config({"negative_samples": {"enabled": False}, "spurious_rewards": {"enabled": False}})
+    assert binding.finite_step_spec(C.train_rows(off), 16) == ""

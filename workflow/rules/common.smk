@@ -1,6 +1,7 @@
 # Helpers shared by the rules: config validation, the jobs it asks for, paths, the rlvr command.
 import hashlib
 import json
+import math
 import os
 import shlex
 import shutil

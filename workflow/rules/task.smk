@@ -35,6 +35,13 @@ rule reference_passk:
 
 # demo 13's exact one-step outcomes, where its tabular rows ask for them (rlvr/binding.py plans it)
 if "finite_step" in PLAN:
+    # (CPU seconds, MiB) the job is estimated to take (rlvr/budget.py)
+    FINITE_STEP_COST = budget.finite_step_cost(
+        PLAN["finite_step"].spec,
+        config["task"]["P"],
+        config["task"]["M"],
+        len(config["task"]["level_logodds"]),
+    )
 
     rule finite_step:
         input:
@@ -45,6 +52,9 @@ if "finite_step" in PLAN:
             f"{LOGS}/finite_step.log",
         conda:
             ENV
+        resources:
+            mem_mb=max(500, round(FINITE_STEP_COST[1])),
+            runtime=max(10, math.ceil(2 * FINITE_STEP_COST[0] / 60)),  # minutes, twice the estimate
         params:
             spec=PLAN["finite_step"].spec,
             code=PLAN["finite_step"].code,
