@@ -23,7 +23,7 @@ import numpy as np
 
 from .estimators import ESTIMATORS, advantages
 from .objective import Objective, policy_updates
-from .policy import softmax
+from .policy import log_softmax, softmax
 from .rewards import REWARDS
 
 # the map's prompts: π(correct) on a log scale, wrong answers' logits spread as standard normal
@@ -106,13 +106,23 @@ def enumerable(method):
     return not est.batch and set(est.needs) <= {"correctness"}
 
 
-def one_batch(logits, row, G, n_groups, rng):
+def batchable(row):
+    """Whether one_batch makes a training row's update as training does: one task policy (no
+    shared weights), on-policy draws (no stale or perturbed sampler, no dynamic sampling), one
+    correct answer, every answer's loss alike (the lecture's aggregation), a KL penalty in the
+    loss if any, and advantages that read the rewards alone."""
+    return (not row.shared_lr and not row.sampler_lag and not row.sampler_noise and not row.max_rounds
+            and row.correct_answers == 1 and row.loss_agg == "seq-mean-token-sum-norm"
+            and (not row.kl_beta or row.kl_placement == "loss") and enumerable(row.method))
+
+
+def one_batch(logits, row, G, n_groups, rng, length=None):
     """One batch of a training row's updates (its objective: μ passes, m minibatches, its clip and
     policy loss; rlvr.objective.policy_updates, the training code's own) from each prompt of
     logits [P, M], by Monte Carlo: n_groups groups of G answers a prompt, drawn with their
     rewards (the row's reward function, rlvr/rewards.py). Per prompt and group, of the answer
     likeliest before the batch: the change of its logit against the mean logit, and of its
-    probability: two [P, n_groups] arrays."""
+    probability: two [P, n_groups] arrays. length [P, M]: each answer's tokens (GSPO reads them)."""
     P, M = logits.shape
     pi = softmax(logits)  # [P, M]
     z = np.repeat(logits, n_groups, axis=0)  # [R, M], R = P x n_groups
@@ -123,7 +133,9 @@ def one_batch(logits, row, G, n_groups, rng):
     u = rng.random(y.shape) if reward.random else None
     r = np.asarray(reward.fn(y, 1, pi_rows if reward.reads_pi else None, u), float) + row.reward_offset
     A = advantages(r, row.method)
-    after, _ = policy_updates(z, y, A, pi_rows, row.lr, Objective.of(row))
+    ref_y = np.take_along_axis(log_softmax(z), y, axis=1)  # the batch starts at the reference
+    length_y = None if length is None else np.take_along_axis(np.repeat(length, n_groups, axis=0), y, axis=1)
+    after, _ = policy_updates(z, y, A, pi_rows, row.lr, Objective.of(row), ref_y, length=length_y)
     top = np.argmax(pi, axis=1).repeat(n_groups)  # [R]
     rows = np.arange(len(z))
     dz = after - z
@@ -155,14 +167,17 @@ def finite_step_columns(task, sample_sign=None, batches=None):
 
 
 def batch_rows(task, rows, G, n_groups, seed, level=3):
-    """One batch of each of rows (TrainRows) from the reference on the task's `level` (3: easy)
-    prompts, by Monte Carlo (one_batch; n_groups a prompt, a generator seeded by seed and the
-    row's place): the likeliest answer's E[Δz − mean Δz] and E[Δπ], mean over the prompts, each
-    with its standard error over the groups."""
+    """One batch of each of rows (TrainRows) that is batchable from the reference on the task's
+    `level` (3: easy) prompts, by Monte Carlo (one_batch; n_groups a prompt, a generator seeded
+    by seed and the row's place): the likeliest answer's E[Δz − mean Δz] and E[Δπ], mean over
+    the prompts, each with its standard error over the groups."""
     logits = np.asarray(task["logits"], float)[task["level"] == level]
+    length = np.asarray(task["length"], float)[task["level"] == level]
     out = []
     for i, row in enumerate(rows):
-        d_logit, d_p = one_batch(logits, row, G, n_groups, np.random.default_rng([seed, i]))
+        if not batchable(row):
+            continue
+        d_logit, d_p = one_batch(logits, row, G, n_groups, np.random.default_rng([seed, i]), length)
         (zl, zl_se), (dp, dp_se) = _mean_and_se(d_logit), _mean_and_se(d_p)
         out.append({"source": "batch", "method": row.method, "lr": row.lr, "reward": row.reward,
                     "epochs": row.epochs, "minibatches": row.minibatches,

@@ -435,6 +435,26 @@ def made(default_results):
     return report.by_key(default_results)
 
 
+def small_finite_step():
+    """A finite-step table of the default config's rows on a task of 8 prompts x 4 answers (the
+    default's takes minutes): its columns and parts, not its numbers."""
+    import json
+
+    import pyarrow as pa
+
+    from rlvr import binding
+    from rlvr import config as C
+    from rlvr.finite_step import finite_step_columns
+    from rlvr.specs import TrainRow, from_json
+    from rlvr.task import make_task
+
+    spec = json.loads(binding.finite_step_spec(C.train_rows(C.validate_config({})), 4))
+    batches = {**spec["batches"], "n_groups": 20,
+               "rows": [from_json(TrainRow, json.dumps(row)) for row in spec["batches"]["rows"]]}
+    signs = {**spec["sample_sign"], "G": 4}
+    return pa.table(finite_step_columns(make_task(P=8, M=4), signs, batches)).to_pandas()
+
+
 def test_demo12_the_unlikeliness_reward_concentrates_too_less_than_grpo(default_results, made):
     """The unlikeliness reward's final correct-answer entropy is below step 0's 1.137 nats, resolved
     (it concentrates too) and above GRPO's on the same seeds; its claim says so."""
@@ -655,7 +675,7 @@ def test_every_claim_states_only_the_orderings_its_data_resolves(every_claim):
 DOCS = ("README.md", "FINDINGS.md", "GUIDE.md", "BENCHMARKS.md", "results/README.md")
 
 
-def test_the_docs_quote_the_claims_the_results_make(made):
+def test_the_docs_quote_the_claims_the_results_make(made, default_results):
     """Every claim a document quotes is the sentence the demo computes from the default config's
     results (`python -m rlvr claims --doc FINDINGS.md` rewrites them); FINDINGS.md quotes some."""
     from rlvr.demos import network
@@ -665,10 +685,16 @@ def test_the_docs_quote_the_claims_the_results_make(made):
     # quoted one must be a claim the network demo makes; its sentence is checked against a
     # pipeline run's results by `python -m rlvr claims --doc FINDINGS.md --check` (BENCHMARKS.md)
     of_network = {f"network.{key}" for key in network.CLAIMS}
+    # so do the finite-step job's (minutes of CPU too): the keys its claims take, from a small
+    # finite-step table beside the default results
+    of_finite_step = set(report.by_key({**default_results, "finite_step": small_finite_step()})) - set(made)
+    assert of_finite_step, "no claim reads the finite-step table"
     for doc in DOCS:
         for key, sentence in K.quoted((REPO / doc).read_text()).items():
             if key.startswith("network."):
                 assert key in of_network, f"{doc} quotes {key}, which the network demo does not make"
+                continue
+            if key in of_finite_step:
                 continue
             assert key in made, f"{doc} quotes {key}, which no demo makes"
             assert sentence == " ".join(made[key].text.split()), (doc, key)
