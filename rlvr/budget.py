@@ -322,15 +322,14 @@ def parts(cfg, defaults, training):
         out.append(Part("the exact curve", JOB + n_curve * exact_seconds(gs["G"], M),
                         grown([("gradient_stats.exact_curve.n_points", curve["n_points"],
                                 d_gs["exact_curve"]["n_points"]), ("gradient_stats.G", gs["G"], d_gs["G"])])))
-    every = [row for _, rows, _ in training for row in rows]
-    seconds, _ = finite_step_cost(finite_step_spec(every, M), P, M, len(task["level_logodds"]))
-    if seconds:  # demos 13 and 16: what one finite step or batch does
-        out.append(Part("the finite-step job", seconds,
-                        grown([("task.M", M, d_task["M"]), ("task.P", P, d_task["P"])])))
     every = []
     for name, rows, keys in training:
         every += rows
         out.append(Part(f"the {name} rows' training", sum(train_seconds(r, P, M) for r in rows), grown(keys)))
+    seconds, _ = finite_step_cost(finite_step_spec(every, M), P, M, len(task["level_logodds"]))
+    if seconds:  # demos 13 and 16: what one finite step or batch does
+        out.append(Part("the finite-step job", seconds,
+                        grown([("task.M", M, d_task["M"]), ("task.P", P, d_task["P"])])))
     net = cfg["network"]
     if net["enabled"]:
         base, rows = network_seconds(net, P, M)

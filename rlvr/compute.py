@@ -58,10 +58,7 @@ def _make(name, step, made, task):
     if step.stage == "finite_step":
         from .finite_step import finite_step_columns
 
-        batches = spec.get("batches")
-        if batches:
-            batches = {**batches, "rows": [from_json(TrainRow, json.dumps(row)) for row in batches["rows"]]}
-        return {name: pa.table(finite_step_columns(task, spec.get("sample_sign"), batches))}
+        return {name: pa.table(finite_step_columns(task, spec))}
     if step.stage == "reference":
         return {name: pa.table(reference_columns(task, spec["k"], spec["n_samples"], spec["seed"]))}
     if step.stage == "gradstats":

@@ -16,6 +16,7 @@ answer of such a group one value and every wrong one another). tests/test_finite
 it against the training code's own update (rlvr.objective.policy_updates) and Monte Carlo.
 """
 
+import json
 from itertools import combinations_with_replacement
 from math import lgamma
 
@@ -25,6 +26,7 @@ from .estimators import ESTIMATORS, advantages
 from .objective import Objective, policy_updates
 from .policy import log_softmax, softmax
 from .rewards import REWARDS
+from .specs import TrainRow, from_json
 
 # the map's prompts: π(correct) on a log scale, wrong answers' logits spread as standard normal
 # quantiles times `spread` (0: alike), and the lrs at which each is stepped
@@ -75,6 +77,7 @@ def step_outcomes(logits, weights, lrs, G, enumerated=None):
     mean_A = (A[:, 0] * k + A[:, 1] * (G - k)) / G  # [K]
     g = counts * per_answer / G - mean_A[:, None] * pi  # [K, M]: policy_gradient of each group
     top = 1 + int(np.argmax(pi[1:]))
+    rise = prob @ (g[:, 0] - g.mean(axis=1))  # E[Δz(correct) − mean Δz] per unit lr
     out = {"d_p_correct": [], "p_falls": [], "d_top_wrong": [], "d_logit_correct": []}
     for lr in lrs:
         e = z + lr * g  # [K, M]: the logits after the step; their softmax's two columns read
@@ -85,7 +88,7 @@ def step_outcomes(logits, weights, lrs, G, enumerated=None):
         out["d_p_correct"].append(prob @ change)
         out["p_falls"].append(prob @ (change < 0))
         out["d_top_wrong"].append(prob @ (e[:, top] / total - pi[top]))
-        out["d_logit_correct"].append(lr * (prob @ (g[:, 0] - g.mean(axis=1))))
+        out["d_logit_correct"].append(lr * rise)
     return {key: np.array(v) for key, v in out.items()}
 
 
@@ -150,13 +153,17 @@ def _mean_and_se(values):
     return values.mean(), np.sqrt(values.var(axis=1, ddof=1).sum() / n) / P
 
 
-def finite_step_columns(task, sample_sign=None, batches=None):
-    """The finite-step table (rows as dicts of columns), each part where its spec is given:
-    sample_sign {"methods", "lrs", "G"}: exact_step_rows; batches {"rows": [TrainRow], "G",
-    "n_groups", "seed", "level"}: batch_rows. Every row carries every column (NaN or "" where
-    a part has none), `source` telling the parts apart."""
-    rows = (exact_step_rows(task, **sample_sign) if sample_sign else []) + \
-        (batch_rows(task, **batches) if batches else [])
+def finite_step_columns(task, spec):
+    """The finite-step table of a job's spec (rlvr/binding.py finite_step_spec, parsed), as
+    columns, each part where the spec has it: "sample_sign" {"methods", "lrs", "G"}:
+    exact_step_rows; "batches" {"rows": [TrainRow specs], "G", "n_groups", "seed"}: batch_rows.
+    Every row carries every column (NaN or "" where its part has none), `source` telling the
+    parts apart; "methods" (the spec's estimators, for its code version) is not read."""
+    rows = exact_step_rows(task, **spec["sample_sign"]) if "sample_sign" in spec else []
+    if "batches" in spec:
+        batches = spec["batches"]
+        trained = [from_json(TrainRow, json.dumps(row)) for row in batches["rows"]]
+        rows += batch_rows(task, **{**batches, "rows": trained})
     blank = {"source": "", "prompt": -1, "method": "", "lam": np.nan, "spread": np.nan, "lr": np.nan,
              "p_correct": np.nan, "d_p_correct": np.nan, "p_falls": np.nan, "d_top_wrong": np.nan,
              "d_logit_correct": np.nan, "reward": "", "epochs": 0, "minibatches": 0, "clip_low": np.nan,
@@ -173,6 +180,7 @@ def batch_rows(task, rows, G, n_groups, seed, level=3):
     the prompts, each with its standard error over the groups."""
     logits = np.asarray(task["logits"], float)[task["level"] == level]
     length = np.asarray(task["length"], float)[task["level"] == level]
+    p_correct = float(softmax(logits)[:, 0].mean())
     out = []
     for i, row in enumerate(rows):
         if not batchable(row):
@@ -181,9 +189,8 @@ def batch_rows(task, rows, G, n_groups, seed, level=3):
         (zl, zl_se), (dp, dp_se) = _mean_and_se(d_logit), _mean_and_se(d_p)
         out.append({"source": "batch", "method": row.method, "lr": row.lr, "reward": row.reward,
                     "epochs": row.epochs, "minibatches": row.minibatches,
-                    "clip_low": np.nan if row.clip_low is None else row.clip_low,
-                    "clip_high": np.nan if row.clip_high is None else row.clip_high,
-                    "p_correct": float(softmax(logits)[:, 0].mean()), "n_prompts": len(logits),
+                    "clip_low": row.clip_low, "clip_high": row.clip_high,  # no clip: 1 and inf, as in runs
+                    "p_correct": p_correct, "n_prompts": len(logits),
                     "n_groups": n_groups, "d_logit_top": zl,
                     "d_logit_top_se": zl_se, "d_p_top": dp, "d_p_top_se": dp_se})
     return out

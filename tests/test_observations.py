@@ -445,14 +445,11 @@ def small_finite_step():
     from rlvr import binding
     from rlvr import config as C
     from rlvr.finite_step import finite_step_columns
-    from rlvr.specs import TrainRow, from_json
     from rlvr.task import make_task
 
     spec = json.loads(binding.finite_step_spec(C.train_rows(C.validate_config({})), 4))
-    batches = {**spec["batches"], "n_groups": 20,
-               "rows": [from_json(TrainRow, json.dumps(row)) for row in spec["batches"]["rows"]]}
-    signs = {**spec["sample_sign"], "G": 4}
-    return pa.table(finite_step_columns(make_task(P=8, M=4), signs, batches)).to_pandas()
+    spec["batches"]["n_groups"], spec["sample_sign"]["G"] = 20, 4
+    return pa.table(finite_step_columns(make_task(P=8, M=4), spec)).to_pandas()
 
 
 def test_demo12_the_unlikeliness_reward_concentrates_too_less_than_grpo(default_results, made):
