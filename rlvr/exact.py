@@ -17,7 +17,7 @@ from math import comb
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
-from .importance import is_weights
+from .importance import IS_CORRECTIONS, is_weights
 from .kl import KL_ESTIMATORS, KL_PLACEMENTS, kl_estimate, kl_estimate_slope  # noqa: F401
 from .policy import softmax
 
@@ -195,35 +195,62 @@ def kl_gradient_columns(logits, ref_logits):
     return cols
 
 
-def off_policy_group_gradient(pi, sampler, method, G, correction, cap=2.0):
-    """The expected update of a group estimator (0/1 rewards, answer 0 correct) whose G answers are
-    drawn from `sampler` instead of π, each answer's advantage weighted by w(ρ_y), ρ_y = π_y /
-    sampler_y (importance.is_weights), as training weighs them: E[(1/G) Σ_i w(ρ_{y_i}) A_i
-    (e_{y_i} − π)]. pi, sampler: [M] -> [M]. The advantages depend on the group only through its
-    number k of correct answers, k ~ Binomial(G, sampler_0); a wrong answer is drawn from the
-    sampler's wrong answers. With sampler = π and correction "none": exact_moments' mean."""
-    if "logp" in ESTIMATORS[method].needs:
+def off_policy_group_moments(pi, sampler, method, G, correction, cap=2.0, cap_low=None, kept=None):
+    """The expected update E[ĝ] of a group estimator (0/1 rewards, answer 0 correct) whose G answers
+    are drawn from `sampler` instead of π, each answer's advantage weighted by w(ρ_y), ρ_y = π_y /
+    sampler_y (importance.is_weights), as training weighs them: ĝ = (1/G) Σ_i w(ρ_{y_i}) A_i
+    (e_{y_i} − π); and the variance of its component along ∇π(correct) = π_0 (e_0 − π),
+    Var[ĝ·∇π(correct)]. pi, sampler: [..., M] -> (mean [..., M], var [...]).
+
+    The advantages depend on the group only through its number k of correct answers, k ~
+    Binomial(G, sampler_0); given k the wrong answers are G − k independent draws from the
+    sampler's wrong answers, so each moment is a sum over k. A correction that renormalises
+    (masked_renorm) divides the loss by the answers it kept: in the large-batch limit, by the
+    expected share kept, `kept` (default: this prompt's own, Σ_y sampler_y 1{w_y > 0}; training
+    divides by a whole batch's). With sampler = π and correction "none": exact_moments' mean."""
+    spec = ESTIMATORS[method]
+    if "logp" in spec.needs:
         raise ValueError(f"method {method!r} ranks a group's answers by π_old(y): its advantages depend on "
                          "more than the number of correct answers")
     pi, sampler = np.asarray(pi, float), np.asarray(sampler, float)
-    M, q = len(pi), sampler[0]
-    w = is_weights(pi / sampler, correction, cap)  # [M]
-    c = np.arange(G + 1)  # number of correct answers in the group
-    prob = np.array([comb(G, k) for k in c]) * q**c * (1 - q) ** (G - c)  # [G+1]
-    r = (np.arange(G)[None, :] < c[:, None]).astype(float)  # [G+1, G]: row c has c correct first
-    A = advantages(r, method, pi=np.broadcast_to(pi, (G + 1, M)), weights=prob)
-    a_c = np.where(c > 0, A[c, 0], 0.0)  # each correct answer's advantage
-    a_w = np.where(c < G, A[c, G - 1], 0.0)  # each wrong answer's
+    shape = pi.shape
+    pi, sampler = pi.reshape(-1, shape[-1]), sampler.reshape(-1, shape[-1])  # [N, M]
+    N, M = pi.shape
+    q0 = sampler[:, 0]  # [N]: how often the sampler draws the correct answer
+    w = is_weights(pi / sampler, correction, cap, cap_low)  # [N, M]
+    k = np.arange(G + 1)  # number of correct answers in the group
+    prob = np.array([comb(G, j) for j in k]) * q0[:, None] ** k * (1 - q0[:, None]) ** (G - k)  # [N, G+1]
+    r = (np.arange(G)[None, :] < k[:, None]).astype(float)  # [G+1, G]: row k has k correct first
+    if {"pi", "weights"} & set(spec.needs):  # the advantages depend on the prompt
+        A = np.stack([advantages(r, method, pi=np.broadcast_to(pi[n], (G + 1, M)), weights=prob[n])
+                      for n in range(N)])  # [N, G+1, G]
+    else:
+        A = np.broadcast_to(advantages(r, method), (N, G + 1, G))
+    a_c = np.where(k > 0, A[:, k, 0], 0.0)  # [N, G+1]: each correct answer's advantage
+    a_w = np.where(k < G, A[:, k, G - 1], 0.0)  # [N, G+1]: each wrong one's
     eye = np.eye(M)
-    correct = w[0] * (eye[0] - pi)  # [M]: a correct answer's weighted update direction
-    wrong_share = np.concatenate([[0.0], sampler[1:] / (1 - q)]) if q < 1 else np.zeros(M)
-    wrong = (wrong_share * w)[:, None] * (eye - pi)  # [M, M]: row y, a wrong answer y's
-    wrong = wrong.sum(axis=0)  # its mean over the sampler's wrong answers
-    mean_c = ((c * a_c / G)[:, None] * correct + ((G - c) * a_w / G)[:, None] * wrong)  # [G+1, M]
-    return (prob[:, None] * mean_c).sum(axis=0)  # sums, not BLAS products (thread-count independent)
+    q = np.where(q0[:, None] < 1, np.concatenate([np.zeros((N, 1)), sampler[:, 1:]], axis=1)
+                 / np.maximum(1 - q0[:, None], 1e-300), 0.0)  # [N, M]: the sampler's wrong answers
+    correct = w[:, :1] * (eye[0] - pi)  # [N, M]: a correct answer's weighted update
+    wrong = q * w - (q * w).sum(axis=1, keepdims=True) * pi  # [N, M]: a wrong one's, on average
+    c_k, w_k = k * a_c / G, (G - k) * a_w / G  # [N, G+1] each
+    mean = ((prob * c_k).sum(axis=1)[:, None] * correct
+            + (prob * w_k).sum(axis=1)[:, None] * wrong)  # [N, M]; sums, not BLAS products
+    d = pi[:, :1] * (eye[0] - pi)  # [N, M]: ∇π(correct) in the logits
+    u = d - (pi * d).sum(axis=1, keepdims=True)  # [N, M]: (e_y − π)·∇π(correct) of each answer y
+    wu = w * u  # [N, M]
+    m1, m2 = (q * wu).sum(axis=1), (q * wu**2).sum(axis=1)  # [N]: a wrong answer's mean, second moment
+    s_k = c_k * wu[:, :1] + w_k * m1[:, None]  # [N, G+1]: the component's mean given k
+    var_k = (G - k) * (a_w / G) ** 2 * (m2 - m1**2)[:, None]  # [N, G+1]: its variance given k
+    s = (prob * s_k).sum(axis=1, keepdims=True)
+    var = (prob * (var_k + (s_k - s) ** 2)).sum(axis=1)  # [N]
+    if IS_CORRECTIONS[correction].renormalise:
+        kept = (sampler * (w > 0)).sum(axis=1) if kept is None else np.broadcast_to(kept, (N,))
+        mean, var = mean / np.maximum(kept, 1e-300)[:, None], var / np.maximum(kept, 1e-300) ** 2
+    return mean.reshape(shape), var.reshape(shape[:-1])
 
 
-def off_policy_gradient(pi, sampler, r, baseline, correction, cap=2.0):
+def off_policy_gradient(pi, sampler, r, baseline, correction, cap=2.0, cap_low=None):
     """The expected update of one answer y drawn from `sampler` instead of π, weighted by
     w(ρ_y), ρ_y = π_y/sampler_y (importance.is_weights), with a baseline b that does not depend on
     the group: E_{y ~ sampler}[w(ρ_y) (r_y − b)(e_y − π)]. pi, sampler, r: [..., M], baseline:
@@ -235,6 +262,6 @@ def off_policy_gradient(pi, sampler, r, baseline, correction, cap=2.0):
     if ((sampler <= 0) & (pi > 0)).any():
         raise ValueError("the sampler gives probability 0 to an answer π does not: no importance weight "
                          "corrects for an answer it never draws")
-    coef = sampler * is_weights(pi / sampler, correction, cap) * (np.asarray(r, float)
+    coef = sampler * is_weights(pi / sampler, correction, cap, cap_low) * (np.asarray(r, float)
                                                                   - np.asarray(baseline, float)[..., None])
     return coef - coef.sum(axis=-1, keepdims=True) * pi  # Σ_y coef_y (e_y − π)

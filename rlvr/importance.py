@@ -9,24 +9,24 @@ from typing import NamedTuple
 import numpy as np
 
 
-def _no_correction(rho, cap):
+def _no_correction(rho, cap, low):
     return np.ones_like(rho)
 
 
-def _full_is(rho, cap):
+def _full_is(rho, cap, low):
     return rho
 
 
-def _truncated_is(rho, cap):
-    return np.minimum(rho, cap)
+def _truncated_is(rho, cap, low):
+    return np.clip(rho, 0.0 if low is None else low, cap)
 
 
-def _masked_is(rho, cap):
-    return np.where((rho >= 1 / cap) & (rho <= cap), rho, 0.0)
+def _masked_is(rho, cap, low):
+    return np.where((rho >= (1 / cap if low is None else low)) & (rho <= cap), rho, 0.0)
 
 
 class Correction(NamedTuple):
-    weight: object  # w(ρ, C) -> each answer's weight (is_weights)
+    weight: object  # w(ρ, C, C_low) -> each answer's weight (is_weights); C_low None: its own
     # the answers it drops (weight 0) also leave the loss's count of answers, or of tokens under
     # token-mean, as verl's rollout_rs does by rewriting response_mask (training.loss_weights)
     renormalise: bool = False
@@ -42,14 +42,18 @@ IS_CORRECTIONS = {
 }
 
 
-def is_weights(rho, correction, cap):
+def is_weights(rho, correction, cap, cap_low=None):
     """Each sampled answer's importance weight from ρ = π_old(y)/π_sampler(y): [...] -> [...].
 
+    cap_low C_low (the knob is_cap_low; None or < 0: the correction's own, 1/C for the masks and
+    none for truncation) is the lower bound of the capped corrections:
     none: 1 (the sampler's answers taken as π_old's); full: ρ, unbiased; truncated: min(ρ, C)
-        (TIS; verl rollout_is="sequence" with rollout_is_threshold C, at verl b178a3c);
+        (TIS; verl rollout_is="sequence" with rollout_is_threshold C, at verl b178a3c), and with
+        C_low clamp(ρ, C_low, C) (OpenRLHF 3c3be62's "tis" clamps each token's ratio to [0.5, 5]);
     masked: ρ where 1/C ≤ ρ ≤ C, else 0: the answer is dropped (verl rollout_rs="seq_sum_k1" with
         threshold "1/C_C" beside rollout_is="sequence", which then never truncates), and stays in
-        the loss's count of answers;
+        the loss's count of answers; with C_low 0, TRL f2cd577's default "sequence_mask" at
+        vllm_importance_sampling_clip_max 3 (ρ above 3 set to 0, no lower bound);
     masked_renorm: masked's weights, and the dropped answers leave the loss's count (verl's
         rejection rewrites response_mask): under token-mean the loss is divided by the kept
         answers' tokens, under seq-mean-token-mean by the kept answers; seq-mean-token-sum-norm's
@@ -59,4 +63,9 @@ def is_weights(rho, correction, cap):
     """
     if correction not in IS_CORRECTIONS:
         raise ValueError(f"unknown is_correction {correction!r}; allowed: {', '.join(IS_CORRECTIONS)}")
-    return IS_CORRECTIONS[correction].weight(rho, cap)
+    if cap_low is not None and cap_low < 0:
+        cap_low = None  # the knob's null (its spec value −1): the correction's own
+    elif cap_low is not None and cap_low >= 1:
+        raise ValueError(f"is_cap_low = {cap_low!r} must be in [0, 1): a lower bound at 1 or above "
+                         "would cut the on-policy answers' weight ρ = 1")
+    return IS_CORRECTIONS[correction].weight(rho, cap, cap_low)

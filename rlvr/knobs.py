@@ -110,6 +110,11 @@ ROW_KNOBS = (
          {"type": "string", "registry": "importance.IS_CORRECTIONS"}, token="is"),
     Knob("is_cap", 2.0, "C of the truncated and masked corrections (verl rollout_is_threshold, default 2)",
          {"type": "number", "exclusiveMinimum": 1}, token="is_cap"),
+    Knob("is_cap_low", None, "the lower bound of the truncated and masked corrections: truncated clamps ρ "
+         "to [is_cap_low, is_cap] (OpenRLHF's tis: 0.5 and 5), masked drops an answer whose ρ is below it "
+         "(TRL's sequence_mask: 0 and 3); null: the correction's own, none for truncated and 1/is_cap "
+         "for masked", {"type": ["number", "null"], "minimum": 0, "exclusiveMaximum": 1}, token="is_low",
+         none=(-1.0, "null: the correction's own")),
     # the rest of the objective (rlvr/objective.py); the defaults are the lecture's loss
     Knob("epochs", 1, "μ: updates on each batch of answers (TRL num_iterations, verl ppo_epochs); from the "
          "second on, the ratio π/π_old is clipped", {"type": "integer", "minimum": 1}, token="epochs",

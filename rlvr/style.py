@@ -20,9 +20,11 @@ PALETTES = {
     "other": ["#8c510a", "#c51b7d", "#bf812d", "#de77ae", "#8e0152", "#dfc27d"],
 }
 assert set(PALETTES) == set(FAMILIES)
-# the corrections of off-policy rollouts (rlvr/objective.py), one colour each in every figure
-CORRECTIONS = {"none": "#6b6b6b", "full": "#2171b5", "truncated": "#d94801", "masked": "#6a51a3",
-               "masked_renorm": "#9e9ac8"}
+# the corrections of off-policy rollouts (rlvr/importance.py), one colour each in every figure,
+# and a shade of it for the correction with a lower bound of its own (is_cap_low)
+CORRECTIONS = {"none": ("#6b6b6b", "#a0a0a0"), "full": ("#2171b5", "#6baed6"),
+               "truncated": ("#d94801", "#fdae6b"), "masked": ("#6a51a3", "#3f007d"),
+               "masked_renorm": ("#9e9ac8", "#bcbddc")}
 assert set(CORRECTIONS) == set(IS_CORRECTIONS)
 REFERENCE = {"color": "black", "ls": "--"}  # the step-0 policy, wherever it appears
 
@@ -69,6 +71,7 @@ def label(method):
     return spec.label if spec else method
 
 
-def correction_colour(correction):
-    """The colour of an off-policy correction (objective.IS_CORRECTIONS)."""
-    return CORRECTIONS[correction]
+def correction_colour(correction, variant=False):
+    """The colour of an off-policy correction (importance.IS_CORRECTIONS); variant: its shade for
+    a lower bound of its own."""
+    return CORRECTIONS[correction][variant]

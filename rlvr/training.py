@@ -236,13 +236,13 @@ def sampler_noise_logits(seeds, shape, sigma):
     return sigma * np.stack([np.random.default_rng((s, 1)).standard_normal(shape) for s in seeds])
 
 
-def off_policy_weights(z, z_sampler, y_b, correction, cap):
+def off_policy_weights(z, z_sampler, y_b, correction, cap, cap_low):
     """π_old [R, M] of the trained policy's logits z [R, M] and each answer's importance weight
-    w(ρ) [R, G] (objective.is_weights), ρ = π_old(y)/π_sampler(y), for answers y_b [R, G] drawn
+    w(ρ) [R, G] (importance.is_weights), ρ = π_old(y)/π_sampler(y), for answers y_b [R, G] drawn
     from softmax(z_sampler [R, M])."""
     log_rho = (np.take_along_axis(log_softmax(z), y_b, axis=1)
                - np.take_along_axis(log_softmax(z_sampler), y_b, axis=1))  # [R, G]
-    return softmax(z), is_weights(np.exp(log_rho), correction, cap)
+    return softmax(z), is_weights(np.exp(log_rho), correction, cap, cap_low)
 
 
 def mean_rewards(b, max_rounds):
@@ -446,7 +446,7 @@ def train_seeds(task, row):
     Off-policy rollouts: sampler_lag L > 0 draws each step's answers from the policy at the start
     of step t − L (the reference for t ≤ L), sampler_noise σ > 0 from logits + σ ε with ε fixed
     per seed; the update's π_old is the trained policy's, and is_correction weighs each answer by
-    w(ρ) (objective.is_weights, cap is_cap), ρ = π_old(y)/π_sampler(y).
+    w(ρ) (importance.is_weights, bounds is_cap_low and is_cap), ρ = π_old(y)/π_sampler(y).
     history holds step 0 (the reference) and every eval_every-th step, always the last.
     """
     if row.method not in ESTIMATORS:
@@ -507,7 +507,8 @@ def train_seeds(task, row):
             at = b.seed_of, b.prompt_of  # the batch's (seed, prompt) rows
             z = logits[at]  # [R, M]: π_old's logits, updated below
             if off_policy:  # π_old is the trained policy's, not the sampler's
-                pi_old, w = off_policy_weights(z, sampler[at], b.y, row.is_correction, row.is_cap)  # w [R, G]
+                pi_old, w = off_policy_weights(z, sampler[at], b.y, row.is_correction, row.is_cap,
+                                               row.is_cap_low)  # w [R, G]
                 b = b._replace(pi=pi_old)
             logp_old, ref_y = old_log_probs(z, b, ref_logp, obj, reads_logp)  # [R, G] each, or None
             r_adv = shaped_rewards(b.r, logp_old, ref_y, obj)  # [R, G]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rlvr.estimators import advantages
-from rlvr.exact import exact_moments, off_policy_gradient, off_policy_group_gradient, uniform_wrong_prompt
+from rlvr.exact import exact_moments, off_policy_gradient, off_policy_group_moments, uniform_wrong_prompt
 from rlvr.importance import IS_CORRECTIONS, is_weights
 from rlvr.objective import Objective, random_reward_logit_change
 from rlvr.policy import softmax
@@ -17,6 +17,7 @@ from rlvr.task import make_task
 from rlvr.training import make_row, sampler_noise_logits, train, train_seeds
 
 RNG = np.random.default_rng(7)
+PEER_BOUNDS = [("truncated", 5.0, 0.5), ("masked", 3.0, 0.0)]  # OpenRLHF's tis clamp, TRL's sequence_mask
 
 
 def _random_policies(n, M):
@@ -59,7 +60,7 @@ def test_truncation_bias_is_what_the_cap_cuts_off(cap):
 
 @pytest.mark.parametrize("method", ["grpo", "rloo"])
 def test_a_group_estimators_exact_off_policy_update_equals_monte_carlo(method):
-    """Demo 15's exact part is for the estimator it trains: off_policy_group_gradient, enumerated
+    """Demo 15's exact part is for the estimator it trains: off_policy_group_moments, enumerated
     over the group's number of correct answers, against groups of G = 8 drawn from a sampler that
     draws the correct answer a quarter as often as π (p = 0.5), each correction; the projection on
     ∇π(correct) and the correct answer's component within 4 standard errors (60,000 groups, seed 0)."""
@@ -73,14 +74,49 @@ def test_a_group_estimators_exact_off_policy_update_equals_monte_carlo(method):
     for correction in ("full", "truncated", "masked"):
         w = is_weights(pi[y] / mu[y], correction, 2.0)  # [N, G]
         g = ((w * A)[..., None] * (onehot - pi)).mean(axis=1)  # [N, M]: each group's update
-        exact = off_policy_group_gradient(pi, mu, method, G, correction, 2.0)
+        exact = off_policy_group_moments(pi, mu, method, G, correction, 2.0)[0]
         for sample, value in ((g @ grad_p, exact @ grad_p), (g[:, 0], exact[0])):
             se = sample.std(ddof=1) / np.sqrt(N)
             assert abs(sample.mean() - value) < 4 * se, (correction, sample.mean(), value, se)
 
 
+@pytest.mark.parametrize("correction,cap,low", [("truncated", 2.0, None), *PEER_BOUNDS, ("full", 2.0, None)])
+def test_a_group_estimators_exact_off_policy_moments_equal_monte_carlo(correction, cap, low):
+    """off_policy_group_moments' mean and variance of ĝ·∇π(correct), for GRPO (G = 8) with a sampler
+    and a policy of 16 answers drawn at random, each within 3 standard errors of 200,000 groups'
+    (seed 0); the variance's s.e. from the sample's fourth moment."""
+    M, G, N = 16, 8, 200_000
+    pi, mu = (np.random.default_rng(s).dirichlet(np.ones(M)) for s in (2, 1))
+    mean, var = off_policy_group_moments(pi, mu, "grpo", G, correction, cap, low)
+    d = pi[0] * (np.eye(M)[0] - pi)  # ∇π(correct)
+    y = np.random.default_rng(0).choice(M, size=(N, G), p=mu)  # [N, G]
+    A = advantages((y == 0).astype(float), "grpo")  # [N, G]
+    u = d - pi @ d  # [M]: (e_y − π)·∇π(correct)
+    s = (is_weights(pi[y] / mu[y], correction, cap, low) * A * u[y]).mean(axis=1)  # [N]
+    assert abs(s.mean() - mean @ d) < 3 * s.std(ddof=1) / np.sqrt(N)
+    dev = (s - s.mean()) ** 2
+    assert abs(dev.mean() - var) < 3 * dev.std(ddof=1) / np.sqrt(N)
+
+
+def test_demo15s_stale_sampler_model_reaches_the_policy_it_names():
+    """The exact part's stale sampler: _start_for finds the made prompt that `lag` expected steps
+    bring to the named π(correct) (to 1e-6), and with the sampler the policy (lag 0) every
+    correction keeps the whole on-policy update (share 1, s.d. 1, bias 0)."""
+    from rlvr.demos.off_policy import PEERS, _made_logits, _start_for, cap_measures, expected_path
+
+    target = np.array([0.01, 0.05, 0.5])
+    start = _start_for(target, 16, "grpo", 8, 0.16, 16)
+    reached = softmax(expected_path(_made_logits(start, 16), "grpo", 8, 0.16, 16))[:, 0]
+    np.testing.assert_allclose(reached, target, rtol=1e-6)
+    assert (start < target).all()
+    pi = softmax(_made_logits(target, 16))
+    for key in [("none", None, None), *PEERS.values(), ("masked_renorm", 2.0, None)]:
+        kept, sd, bias = cap_measures(pi, pi, "grpo", 8, key, np.arange(3))
+        np.testing.assert_allclose(np.stack([kept, sd, bias]), [[1] * 3, [1] * 3, [0] * 3], atol=1e-12)
+
+
 def test_the_group_formula_is_reinforces_and_on_policy_exact_moments():
-    """With REINFORCE the group does not matter: off_policy_group_gradient is off_policy_gradient's
+    """With REINFORCE the group does not matter: off_policy_group_moments is off_policy_gradient's
     per-answer expectation; on-policy without a correction it is exact_moments' mean, for GRPO too;
     for GRPO full IS is not on-policy: it gives more the rarer the sampler's correct answer."""
     M, G = 16, 8
@@ -89,13 +125,13 @@ def test_the_group_formula_is_reinforces_and_on_policy_exact_moments():
     for share in (0.5, 0.25, 0.0625):
         mu = uniform_wrong_prompt(0.5 * share, M)
         for correction in ("none", "full", "truncated", "masked"):
-            assert np.allclose(off_policy_group_gradient(pi, mu, "none", G, correction, 2.0),
+            assert np.allclose(off_policy_group_moments(pi, mu, "none", G, correction, 2.0)[0],
                                off_policy_gradient(pi, mu, np.eye(M)[0], 0.0, correction, 2.0), atol=1e-12)
     for method in ("grpo", "rloo", "none"):
-        on_policy = off_policy_group_gradient(pi, pi, method, G, "none")[0]
+        on_policy = off_policy_group_moments(pi, pi, method, G, "none")[0][0]
         assert np.isclose(on_policy, exact_moments(pi, method, G)[0], atol=1e-12)
-    on = off_policy_group_gradient(pi, pi, "grpo", G, "none") @ grad_p
-    full = [off_policy_group_gradient(pi, uniform_wrong_prompt(0.5 * s, M), "grpo", G, "full") @ grad_p / on
+    on = off_policy_group_moments(pi, pi, "grpo", G, "none")[0] @ grad_p
+    full = [off_policy_group_moments(pi, uniform_wrong_prompt(0.5 * s, M), "grpo", G, "full")[0] @ grad_p / on
             for s in (1.0, 0.5, 0.25, 0.125, 0.0625)]
     assert np.isclose(full[0], 1.0) and all(a < b for a, b in zip(full, full[1:])), full
 
@@ -108,6 +144,12 @@ def test_is_weights_of_each_correction():
     np.testing.assert_array_equal(is_weights(rho, "masked", 2.0), [0.0, 0.5, 1.0, 1.9, 2.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="unknown is_correction 'clip'; allowed: none, full, truncated, "):
         is_weights(rho, "clip", 2.0)
+    # a lower bound of its own (is_cap_low): OpenRLHF's clamp to [0.5, 5], TRL's mask above 3 alone
+    np.testing.assert_array_equal(is_weights(rho, "truncated", 5.0, 0.5), [0.5, 0.5, 1.0, 1.9, 2.0, 2.1, 5.0])
+    np.testing.assert_array_equal(is_weights(rho, "masked", 3.0, 0.0), [0.1, 0.5, 1.0, 1.9, 2.0, 2.1, 0.0])
+    np.testing.assert_array_equal(is_weights(rho, "masked", 2.0, -1.0), is_weights(rho, "masked", 2.0))
+    with pytest.raises(ValueError, match="is_cap_low = 1.0 must be in"):
+        is_weights(rho, "masked", 3.0, 1.0)
 
 
 def _one_step(correction, **knobs):
@@ -131,16 +173,22 @@ def _within(sample, expected, n_se=4.0):
     assert _z(sample, expected) < n_se, _z(sample, expected)
 
 
-@pytest.mark.parametrize("correction", list(IS_CORRECTIONS))
-def test_training_with_a_perturbed_sampler_follows_the_exact_expectation(correction):
-    """One training step with answers from softmax(z + σ ε) and each correction moves the logits,
-    on average over seeds, by the exact off_policy_gradient of that seed's sampler; with full
-    weights that is the on-policy gradient whatever the sampler."""
-    dz, task, seeds = _one_step(correction, sampler_noise=1.0)
+@pytest.mark.parametrize("correction,cap,low", [(c, 2.0, None) for c in IS_CORRECTIONS] + PEER_BOUNDS)
+def test_training_with_a_perturbed_sampler_follows_the_exact_expectation(correction, cap, low):
+    """One training step with answers from softmax(z + σ ε) and each correction (and the peers'
+    bounds, is_cap_low, at σ = 2, where many ratios pass them) moves the logits, on average over
+    seeds, by the exact off_policy_gradient of that seed's sampler; with full weights that is the
+    on-policy gradient whatever the sampler."""
+    sigma = 1.0 if low is None else 2.0
+    dz, task, seeds = _one_step(correction, sampler_noise=sigma, is_cap=cap, is_cap_low=low)
     pi = softmax(task["logits"])  # [P, M]
-    mu = softmax(task["logits"][None] + sampler_noise_logits(seeds, pi.shape, 1.0))  # [S, P, M]
+    mu = softmax(task["logits"][None] + sampler_noise_logits(seeds, pi.shape, sigma))  # [S, P, M]
     r = np.broadcast_to(np.eye(4)[0], mu.shape)
-    _within(dz, off_policy_gradient(np.broadcast_to(pi, mu.shape), mu, r, np.zeros(mu.shape[:2]), correction))
+    pis, b = np.broadcast_to(pi, mu.shape), np.zeros(mu.shape[:2])
+    _within(dz, off_policy_gradient(pis, mu, r, b, correction, cap, low))
+    if low is not None:  # the bound is read: the correction's own lower bound predicts otherwise
+        own = off_policy_gradient(pis, mu, r, b, correction, cap)
+        assert _z(dz, own) > 6, _z(dz, own)
     if correction == "full":
         _within(dz, np.broadcast_to(_on_policy(pi, np.eye(4)[[0] * 4], np.zeros(4)), dz.shape))
 

@@ -3,8 +3,12 @@
 The answers of a step come from a sampler other than the policy being trained: the policy of
 sampler_lag steps ago (asynchronous rollouts) or the policy's logits plus a fixed Gaussian
 perturbation of scale sampler_noise (a sampler-trainer precision mismatch), corrected by
-is_correction (rlvr/objective.py's is_weights: none, full, truncated or masked importance
-weights). What each name below is: rlvr/demos/__init__.py.
+is_correction (rlvr/importance.py's is_weights: none, full, truncated or masked importance
+weights, bounded by is_cap_low and is_cap). The runs include each peer's default correction
+(PEERS). Beside them, exact: the share of the on-policy expected update of π(correct) that each
+correction keeps, its spread and its bias (exact.off_policy_group_moments), on made prompts over
+π(correct) and on the task's own prompts per level. What each name below is:
+rlvr/demos/__init__.py.
 """
 
 import numpy as np
@@ -14,18 +18,48 @@ from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
-from ..exact import off_policy_group_gradient, uniform_wrong_prompt
+from ..exact import off_policy_group_moments, uniform_wrong_prompt
+from ..importance import IS_CORRECTIONS, is_weights
 from ..knobs import expand_rows
+from ..policy import softmax
 from ..task import LEVEL_KEYS, LEVEL_NAMES_EN
+from ..training import sampler_noise_logits
 
 NUMBER = 15  # its place in the lecture's order; its table is demo15_off_policy
 TITLE = "off-policy rollouts and their corrections"
 SWITCHABLE = True
-FRAMES = ('runs',)  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
+FRAMES = ('task', 'runs')  # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
 ROWS = True
 EXPERIMENT = "off_policy"
 MISMATCHES = ("sampler_lag", "sampler_noise")  # the two ways the sampler differs; both 0: on-policy
-SHOWN = (*MISMATCHES, "is_correction", "is_cap")
+SHOWN = (*MISMATCHES, "is_correction", "is_cap", "is_cap_low")
+MISMATCH_VALUES = {"sampler_lag": [4, 16, 64], "sampler_noise": [0.5, 1.0, 2.0]}  # the default rows'
+# the peers' default corrections, each read in its code at the named commit:
+# name -> (is_correction, is_cap, is_cap_low; None: the correction's own lower bound)
+PEERS = {
+    # verl b178a3c RolloutCorrectionConfig: rollout_is "sequence", rollout_is_threshold 2.0, rollout_rs None
+    "verl": ("truncated", 2.0, None),
+    # TRL f2cd577 GRPOConfig: vllm_importance_sampling_mode "sequence_mask", clip_max 3.0, clip_min None
+    "TRL": ("masked", 3.0, 0.0),
+    # OpenRLHF 3c3be62 (off by default): is_correction_type "tis", a clamp of each token's ratio to
+    # [0.5, 5.0]; a toy answer has no tokens, so here the answer's ratio is clamped
+    "OpenRLHF": ("truncated", 5.0, 0.5),
+}
+
+
+def _rows():
+    """The default rows: on-policy, then each mismatch at its sizes under no correction, full IS,
+    truncation and the masks at C = 2 (masked_renorm: verl's rejection, the dropped answers out of
+    the loss's count), and each peer's default that is not among them."""
+    grpo = {"method": "grpo", "lr": 2.0}
+    rows = [grpo]
+    for mismatch, values in MISMATCH_VALUES.items():
+        rows.append({**grpo, mismatch: values, "is_correction": ["none", "full", "truncated", "masked"]})
+        rows.append({**grpo, mismatch: values, "is_correction": "masked_renorm"})
+        rows += [{**grpo, mismatch: values, "is_correction": c, "is_cap": cap, "is_cap_low": low}
+                 for c, cap, low in PEERS.values() if (c, cap, low) != ("truncated", 2.0, None)]
+    return rows
+
 
 CONFIG = {
     "help": "answers drawn from a stale policy (sampler_lag) or a perturbed one (sampler_noise), "
@@ -33,21 +67,7 @@ CONFIG = {
     "importance weights (is_correction); one run per row x seed, rows as in training (grids allowed); "
     "a row with neither is the on-policy run the others are paired with",
     "seeds": list(range(10)),
-    "rows": [
-        {"method": "grpo", "lr": 2.0},
-        {
-            "method": "grpo",
-            "lr": 2.0,
-            "sampler_lag": [4, 16, 64],
-            "is_correction": ["none", "full", "truncated", "masked"],
-        },
-        {
-            "method": "grpo",
-            "lr": 2.0,
-            "sampler_noise": [0.5, 1.0, 2.0],
-            "is_correction": ["none", "full", "truncated", "masked"],
-        },
-    ],
+    "rows": _rows(),
 }
 
 TEXT = {
@@ -57,13 +77,20 @@ TEXT = {
         "on_policy": "on-policy",
         "lag": "{v:g} steps stale",
         "noise": "logits + {v:g} ε",
-        "exact": "exact, for the estimator trained ({method}, G = {G}): the share of the on-policy expected gradient of π(correct) that a group drawn from the sampler keeps, by how often the sampler draws the correct answer",  # noqa: E501
-        "exact_beside": "exact, beside it, for {method}, whose advantage does not depend on the group: the same share",  # noqa: E501
-        "exact_head": ["π_sampler(correct) / π(correct)"],
+        "exact_levels": "exact, on the task's prompts per level, kept / trained: the share of the on-policy expected update of π(correct) a batch drawn from the sampler keeps ({method}, G = {G}; a stale sampler: at step {lag}, the policy moved along its expected path, the sampler step 0's; a perturbed one: the training seeds' ε), beside the trained final pass@1 − on-policy",  # noqa: E501
+        "exact_uniform": "exact, on made prompts whose wrong answers are alike, by π(correct): the share of the on-policy expected update of π(correct) kept; at π(correct) = {p:g}, the update's s.d. along ∇π(correct) and the error of its mean, each over the on-policy one's",  # noqa: E501
+        "exact_head": ["sampler", "correction"],
+        "kept_at": "kept at {p:g}",
+        "sd": "s.d. ×",
+        "bias": "bias",
         "note": [
-            "Exact pass@1 at the last step; '− on-policy': paired by seed with the on-policy run of the same",
-            "seed. ρ = π_old(y) / π_sampler(y) per answer; full: weight ρ; truncated: min(ρ, C); masked: ρ,",
-            "and 0 where ρ leaves [1/C, C]. In the exact part π(correct) = 0.5, the wrong answers uniform.",
+            "Exact pass@1 at the last step; '− on-policy': paired by seed with the on-policy run of the",
+            "same seed. ρ = π_old(y) / π_sampler(y) per answer; full: weight ρ; truncated: ρ clamped to",
+            "[C_low, C] (C_low 0 unless given); masked: ρ, and 0 where ρ leaves [C_low, C] (C_low 1/C",
+            "unless given); masked_renorm: masked, the dropped answers out of the loss's count. verl: its",
+            "default rollout correction (b178a3c); TRL: its default sequence_mask (f2cd577); OpenRLHF: its",
+            "tis clamp (3c3be62), per token there, on the answer's ratio here. A stale sampler in the exact",
+            "part: the policy moved along its expected on-policy path (lr x prompts_per_step / P a step).",
         ],
     },
     "zh": {
@@ -72,27 +99,40 @@ TEXT = {
         "on_policy": "同策略",
         "lag": "落后 {v:g} 步",
         "noise": "logits + {v:g} ε",
-        "exact": "精确值（所训练的估计器 {method}，G = {G}）：从采样器抽取的一组回答保留的同策略 π(正确) 期望梯度的比例，按采样器抽到正确答案的频率",  # noqa: E501
-        "exact_beside": "精确值，作为对照：{method}（优势与组无关）的同一比例",
-        "exact_head": ["π_采样器(正确) / π(正确)"],
+        "exact_levels": "精确值，任务的题目按难度，保留 / 训练：从采样器抽取的一批回答保留的同策略 π(正确) 期望更新的比例（{method}，G = {G}；落后的采样器：第 {lag} 步，策略沿其期望路径移动，采样器为第 0 步的策略；扰动的采样器：训练种子的 ε），旁边是训练的最终 pass@1 − 同策略",  # noqa: E501
+        "exact_uniform": "精确值，错误答案相同的构造题目，按 π(正确)：保留的同策略 π(正确) 期望更新的比例；在 π(正确) = {p:g} 处，更新沿 ∇π(正确) 的标准差及其均值的误差，均相对同策略",  # noqa: E501
+        "exact_head": ["采样器", "校正"],
+        "kept_at": "{p:g} 处保留",
+        "sd": "标准差 ×",
+        "bias": "偏差",
         "note": [
             "最后一步的精确 pass@1；“− 同策略”：与同一种子的同策略运行配对之差。",
-            "每个回答 ρ = π_old(y) / π_采样器(y)；full：权重 ρ；truncated：min(ρ, C)；masked：ρ，",
-            "ρ 超出 [1/C, C] 时为 0。精确部分 π(正确) = 0.5，错误答案均匀。",
+            "每个回答 ρ = π_old(y) / π_采样器(y)；full：权重 ρ；",
+            "truncated：ρ 截断到 [C_low, C]（未给出时 C_low 为 0）；",
+            "masked：ρ，ρ 超出 [C_low, C] 时为 0（未给出时 C_low 为 1/C）；",
+            "masked_renorm：masked，丢弃的回答不计入损失的计数。",
+            "verl：其默认校正（b178a3c）；TRL：其默认 sequence_mask（f2cd577）；",
+            "OpenRLHF：其 tis 截断（3c3be62），",
+            "在那里按词元，这里按整个回答的比值。精确部分的落后采样器：策略沿其同策略期望路径移动",
+            "（每步 lr × prompts_per_step / P），一阶模型。",
         ],
     },
 }
 
 LEVELS = tuple(reversed(LEVEL_KEYS))  # easy first, as the tables read
 LEVEL_NAMES = dict(zip(LEVEL_KEYS, LEVEL_NAMES_EN))
-SAMPLER_SHARES = (1.5, 1.0, 0.5, 0.25, 0.125, 0.0625)  # π_sampler(correct) / π(correct) in the exact part
+P_SHOWN = (0.01, 0.05, 0.2, 0.5)  # π(correct) of the exact table's made prompts
+P_DETAIL = 0.05  # ... and the one its spread and bias are given at (a hard prompt)
+P_GRID = np.geomspace(0.003, 0.9, 41)  # the figure's
+NOISE_DRAWS = 256  # a made prompt's perturbations ε, drawn once (seed 0): the exact part averages them
 
 
 def _on_policy(cfg):
     """What selects the on-policy runs a run of cfg is paired with: the same row without a
     mismatch, whatever its correction (with the sampler the policy, ρ = 1 and every correction
     weighs 1)."""
-    return {**cfg, "sampler_lag": 0, "sampler_noise": 0.0, "is_correction": None, "is_cap": None}
+    return {**cfg, "sampler_lag": 0, "sampler_noise": 0.0, "is_correction": None, "is_cap": None,
+            "is_cap_low": None}
 
 
 def check_section(section, task, checks):
@@ -128,36 +168,147 @@ def _sampler(L, cfg):
     return L["on_policy"]
 
 
-CAPPED = ("truncated", "masked", "masked_renorm")  # the corrections that read is_cap
-REINFORCE = "none"  # the estimator whose exact part is shown beside the trained one's
+CAPPED = ("truncated", "masked", "masked_renorm")  # the corrections that read is_cap and is_cap_low
+
+
+def _low(cfg):
+    """A configuration's is_cap_low: None for the correction's own (the knob's null; −1 in a spec)."""
+    low = cfg.get("is_cap_low")
+    return None if low is None or low < 0 else float(low)
+
+
+def _key(cfg):
+    """(is_correction, is_cap, is_cap_low) of a configuration, the bounds None where not read."""
+    c = cfg["is_correction"]
+    return (c, float(cfg["is_cap"]), _low(cfg)) if c in CAPPED else (c, None, None)
+
+
+def _keys(runs):
+    """The corrections among the runs, as _key, in the order they first appear."""
+    cols = [c for c in ("is_correction", "is_cap", "is_cap_low") if c in runs]
+    return list(dict.fromkeys(_key(cfg) for cfg in runs[cols].to_dict("records")))
 
 
 def _correction(cfg):
-    c = cfg["is_correction"]
-    return f"{c} (C = {cfg['is_cap']:g})" if c in CAPPED else c
+    """A correction in words: its name, its bounds and the peer whose default it is."""
+    c, cap, low = _key(cfg)
+    if c not in CAPPED:
+        return c
+    peer = next((name for name, p in PEERS.items() if p == (c, cap, low)), None)
+    bounds = f"C = {cap:g}" if low is None else (f"C = {cap:g}, no lower bound" if low == 0
+                                                  else f"[{low:g}, {cap:g}]")
+    return f"{c} ({bounds}{'; ' + peer if peer else ''})"
 
 
-def _cap(runs):
-    """The C of the exact part: the smallest cap of a capped correction among the runs (2 if none)."""
-    caps = runs.loc[runs["is_correction"].isin(CAPPED), "is_cap"]
-    return float(caps.min()) if len(caps) else 2.0
+def _named(key):
+    return _correction(dict(zip(("is_correction", "is_cap", "is_cap_low"), key)))
 
 
-def kept_share(correction, cap, sampler_share, method, G, p=0.5, M=16):
-    """The exact share of the on-policy E[ĝ]·∇π(correct) that a group of G answers drawn from a
-    sampler keeps under a correction, for the estimator `method` (reward 1{correct}) on a prompt
-    with π(correct) = p and the wrong answers uniform, the sampler drawing the correct answer
-    sampler_share times as often (exact.off_policy_group_gradient)."""
-    pi, mu = uniform_wrong_prompt(p, M), uniform_wrong_prompt(p * sampler_share, M)
-    grad_p = p * (np.eye(M)[0] - pi)  # ∇_z π(correct)
-    on = off_policy_group_gradient(pi, pi, method, G, "none") @ grad_p
-    return off_policy_group_gradient(pi, mu, method, G, correction, cap) @ grad_p / on
+def _colour(key):
+    """A correction's colour: its name's, a variant shade where it sets its own lower bound."""
+    return style.correction_colour(key[0], variant=key[2] is not None)
 
 
-def _trained(runs):
-    """The estimator (as figures name it) and group size the demo trains, for its exact part: its
-    first row's."""
-    return runs["method"].iloc[0], int(runs["G"].iloc[0])
+def _trained(runs, P):
+    """The estimator, group size and expected step (lr · prompts_per_step / P: how far a prompt's
+    logits move a step on average) the demo trains, for its exact part: its first row's."""
+    r = runs.iloc[0]
+    return r["method"], int(r["G"]), float(r["lr"]) * float(r["prompts_per_step"]) / P
+
+
+def expected_path(z, method, G, step_lr, steps):
+    """Logits z [N, M] moved `steps` times by the expected on-policy update, z + step_lr·E[ĝ]: where
+    a policy trained at that rate goes if each step were its mean (a first-order model of training)."""
+    for _ in range(steps):
+        pi = softmax(z)
+        z = z + step_lr * off_policy_group_moments(pi, pi, method, G, "none")[0]
+    return z
+
+
+def mismatched(z, mismatch, value, method, G, step_lr, eps=None):
+    """(π [N, M], π_sampler [N, M]) of logits z [N, M] under a mismatch: sampler_lag L, the policy
+    L steps along its expected path and the sampler where it started; sampler_noise σ, the
+    sampler's logits z + σ ε (eps [N, M], standard normal)."""
+    if mismatch == "sampler_lag":
+        return softmax(expected_path(z, method, G, step_lr, int(value))), softmax(z)
+    return softmax(z), softmax(z + value * eps)
+
+
+def cap_measures(pi, sampler, method, G, key, groups, batch=None):
+    """Per group of prompts (groups [N] ints; pi, sampler [N, M]) under a correction key: (the
+    share of the on-policy expected update along ∇π(correct) that answers drawn from the sampler
+    keep, the s.d. of that component over the on-policy one's, ‖E[ĝ] − E_on[ĝ]‖ / ‖E_on[ĝ]‖ over the
+    group's logits), [n_groups] each. A renormalising correction divides by the share of answers
+    its batch keeps (batch [N] ints, default groups), as training divides by a whole batch's."""
+    correction, cap, low = key
+    kept = None
+    if IS_CORRECTIONS[correction].renormalise:
+        batch = groups if batch is None else batch
+        own = (sampler * (is_weights(pi / sampler, correction, cap, low) > 0)).sum(axis=1)  # [N]
+        kept = (np.bincount(batch, own) / np.bincount(batch))[batch]
+    mean, var = off_policy_group_moments(pi, sampler, method, G, correction, cap or 2.0, low, kept)
+    on, var_on = off_policy_group_moments(pi, pi, method, G, "none")
+    d = pi[:, :1] * (np.eye(pi.shape[1])[0] - pi)  # [N, M]: ∇π(correct)
+
+    def per(x):
+        return np.bincount(groups, x)
+
+    return (per((mean * d).sum(axis=1)) / per((on * d).sum(axis=1)), np.sqrt(per(var) / per(var_on)),
+            np.sqrt(per(((mean - on) ** 2).sum(axis=1)) / per((on**2).sum(axis=1))))
+
+
+def _made_logits(p, M):
+    """Logits [n, M] of made prompts with π(correct) = p [n] and the wrong answers alike."""
+    return np.log(np.stack([uniform_wrong_prompt(x, M) for x in p]))
+
+
+def _start_for(p_target, M, method, G, step_lr, lag):
+    """The π(correct) [n] a made prompt starts from so that `lag` expected steps bring it to
+    p_target [n] (bisection on the log-odds; the path is monotone)."""
+    lo, hi = np.full(len(p_target), -14.0), np.log(p_target / (1 - p_target))
+    for _ in range(30):  # to 14 / 2^30 in the log-odds
+        mid = (lo + hi) / 2
+        p = 1 / (1 + np.exp(-mid))
+        end = softmax(expected_path(_made_logits(p, M), method, G, step_lr, lag))[:, 0]
+        lo, hi = np.where(end < p_target, mid, lo), np.where(end < p_target, hi, mid)
+    return 1 / (1 + np.exp(-(lo + hi) / 2))
+
+
+def made_prompt_measures(runs, M, P, mismatch, value, keys, p):
+    """{key: (kept share, s.d. ratio, bias) [n] each} at the policy's π(correct) = p [n] on made
+    prompts (wrong answers alike; a perturbed sampler: NOISE_DRAWS fixed draws of ε a prompt)."""
+    method, G, step_lr = _trained(runs, P)
+    p = np.asarray(p, float)
+    if mismatch == "sampler_lag":
+        z = _made_logits(_start_for(p, M, method, G, step_lr, int(value)), M)
+        eps, groups = None, np.arange(len(p))
+    else:
+        z = np.repeat(_made_logits(p, M), NOISE_DRAWS, axis=0)  # [n·D, M]
+        eps = np.random.default_rng(0).standard_normal((NOISE_DRAWS, M))  # the same draws at every p
+        eps = np.tile(eps, (len(p), 1))
+        groups = np.repeat(np.arange(len(p)), NOISE_DRAWS)
+    pi, mu = mismatched(z, mismatch, value, method, G, step_lr, eps)
+    return {key: cap_measures(pi, mu, method, G, key, groups) for key in keys}
+
+
+def level_measures(task, runs, mismatch, value, keys):
+    """{key: kept share [4] per level, very hard first} on the task's own prompts at the start of
+    training: a stale sampler at step `value`, the policy moved along its expected path from the
+    task's and the sampler the task's own; a perturbed one with the training seeds' own ε
+    (training.sampler_noise_logits). A renormalising correction divides by the share kept over
+    all the prompts, as a batch does."""
+    z = task[[c for c in task if c.startswith("logit_")]].to_numpy()  # [P, M]
+    P, M = z.shape
+    method, G, step_lr = _trained(runs, P)
+    level = task["level"].to_numpy()
+    eps = None
+    if mismatch == "sampler_noise":
+        seeds = sorted(int(s) for s in runs["seed"].unique())
+        eps = sampler_noise_logits(seeds, (P, M), 1.0).reshape(-1, M)  # [S·P, M]
+        z, level = np.tile(z, (len(seeds), 1)), np.tile(level, len(seeds))
+    pi, mu = mismatched(z, mismatch, value, method, G, step_lr, eps)
+    batch = np.zeros(len(level), int)
+    return {key: cap_measures(pi, mu, method, G, key, level, batch)[0] for key in keys}
 
 
 def table(frames, L):
@@ -180,25 +331,59 @@ def table(frames, L):
         )
         n.append(g["seed"].nunique())
     head, rows = R.with_others(list(L["head"]), rows, L["other"])
-    corrections = list(dict.fromkeys((c, cap if c in CAPPED else None)
-                                     for c, cap in zip(runs["is_correction"], runs["is_cap"])))
-    exact_head = L["exact_head"] + [
-        _correction({"is_correction": c, "is_cap": cap}) for c, cap in corrections
-    ]
-    trained = _trained(runs)
-    exact = []  # the estimator trained's, and beside it REINFORCE's (per answer: the group does not matter)
-    shown = [(trained, "exact")]
-    if trained[0] != REINFORCE:
-        shown.append(((REINFORCE, trained[1]), "exact_beside"))
-    for (method, G), label in shown:
-        exact_rows = [[f"{s:g}"] + [f"{kept_share(c, cap, s, method, G):.3f}" for c, cap in corrections]
-                      for s in SAMPLER_SHARES]
-        exact.append((L[label].format(method=style.label(method), G=G), exact_head, exact_rows))
+    task = frames["task"]
+    M, P = sum(c.startswith("logit_") for c in task), len(task)
+    method, G, _ = _trained(runs, P)
+    configs = _configs(runs)
+    level_rows, made_rows = [], []
+    for mismatch, values in _values(runs).items():
+        largest = values[-1]
+        keys = [k for (m, v, k) in configs if m == mismatch and v == largest]
+        exact = level_measures(task, runs, mismatch, largest, keys)
+        for key in keys:
+            cfg, g = configs[mismatch, largest, key]
+            base = _base(runs, cfg)
+            level_rows.append([_sampler(L, cfg), _named(key)] + [
+                f"{exact[key][LEVEL_KEYS.index(lv)]:.2f} / {R.delta(g, base, f'final_pass1_{lv}', 3)}"
+                for lv in LEVELS])
+        for v in values:
+            keys = [k for (m, value, k) in configs if m == mismatch and value == v]
+            at = made_prompt_measures(runs, M, P, mismatch, v, keys, (*P_SHOWN, P_DETAIL))
+            for key in keys:
+                kept, sd, bias = at[key]
+                made_rows.append([_sampler(L, _only(mismatch, v)), _named(key),
+                                  *(f"{x:.2f}" for x in kept[:-1]), f"{sd[-1]:.2f}", f"{bias[-1]:.2f}"])
+    level_head = L["exact_head"] + [LEVEL_NAMES[lv] for lv in LEVELS]
+    lag = _values(runs).get("sampler_lag", [0])[-1]
+    made_head = L["exact_head"] + [L["kept_at"].format(p=p) for p in P_SHOWN] + [L["sd"], L["bias"]]
     return (
         R.title(L, runs.iloc[0], min(n)),
-        [("", head, rows), *exact],
+        [("", head, rows),
+         (L["exact_levels"].format(method=style.label(method), G=G, lag=f'{lag:g}'), level_head, level_rows),
+         (L["exact_uniform"].format(p=P_DETAIL), made_head, made_rows)],
         L["note"],
     )
+
+
+def _only(mismatch, value):
+    """A configuration's mismatch fields with this one set and the others 0 (for _sampler)."""
+    return {m: value if m == mismatch else 0 for m in MISMATCHES}
+
+
+def _values(runs):
+    """{mismatch: its sizes among the runs, ascending} for each mismatch the runs vary."""
+    return {m: sorted(float(v) for v in set(runs[m]) if v > 0) for m in MISMATCHES if (runs[m] > 0).any()}
+
+
+def _configs(runs):
+    """{(mismatch, size, correction key): (cfg, its runs)} of the runs with a mismatch, in the
+    order A.configurations gives them."""
+    out = {}
+    for cfg, g, _ in A.configurations(runs, SHOWN):
+        for m in MISMATCHES:
+            if cfg[m]:
+                out[m, float(cfg[m]), _key(cfg)] = (cfg, g)
+    return out
 
 
 def _base(runs, cfg):
@@ -220,14 +405,17 @@ def _paired(runs, cfg, base):
 
 
 def _gaps(runs, mismatch):
-    """{(correction, cap): [(mismatch value, Difference to on-policy, cfg)]} over the runs that set
-    `mismatch` (a correction without a cap: cap None)."""
+    """{correction key: [(mismatch value, Difference to on-policy, cfg)]} over the runs that set
+    `mismatch` (_key: a correction without bounds has them None)."""
     out = {}
     for cfg, _, _ in A.configurations(runs[runs[mismatch] > 0], SHOWN):
-        capped = cfg["is_correction"] in CAPPED
-        out.setdefault((cfg["is_correction"], cfg["is_cap"] if capped else None), []).append(
-            (cfg[mismatch], _paired(runs, cfg, _base(runs, cfg)), cfg))
+        out.setdefault(_key(cfg), []).append((cfg[mismatch], _paired(runs, cfg, _base(runs, cfg)), cfg))
     return out
+
+
+def _uncorrected(cfg):
+    """What selects the runs with cfg's sampler and no correction."""
+    return {**cfg, "is_correction": "none", "is_cap": None, "is_cap_low": None}
 
 
 def claims(frames):
@@ -242,7 +430,7 @@ def claims(frames):
     for mismatch, what in (("sampler_lag", "a sampler {v:g} steps stale"),
                            ("sampler_noise", "a sampler whose logits carry a fixed noise of σ = {v:g}")):
         gaps = _gaps(runs, mismatch)
-        plain = sorted(gaps.get(("none", None), []), key=lambda x: x[0])
+        plain = sorted(gaps.get(("none", None, None), []), key=lambda x: x[0])
         if not plain:
             continue
         seeds = plain[0][1].seeds
@@ -251,9 +439,9 @@ def claims(frames):
                            tuple(d for _, d, _ in plain)))
         largest = plain[-1][0]
         parts, diffs = [], []
-        for (correction, _), values in gaps.items():
+        for (correction, _, _), values in gaps.items():
             for v, d, cfg in values:
-                uncorrected = A.select_rows(runs, **{**cfg, "is_correction": "none", "is_cap": None})
+                uncorrected = A.select_rows(runs, **_uncorrected(cfg))
                 if correction != "none" and v == largest and len(uncorrected):
                     vs_none = _paired(runs, cfg, uncorrected)
                     parts.append(f"{_correction(cfg)} ends at {K.signed(d)} from on-policy "
@@ -267,18 +455,36 @@ def claims(frames):
             text, diffs = by_level
             out.append(K.Claim(f"{mismatch}_by_level", f"At {what.format(v=largest)}, {text}",
                                tuple(diffs)))
-    cap, (method, G) = _cap(runs), _trained(runs)
-    corrections = ("truncated", "full", "masked")
-    kept = {c: _share_words(kept_share(c, cap, 0.25, method, G)) for c in corrections}
-    plain = {c: kept_share(c, cap, 0.25, REINFORCE, G) for c in corrections}
-    out.append(K.Claim("truncation_exact", (
-        f"Exactly, for the estimator trained ({style.label(method)}, G = {G}) on a prompt with "
-        "π(correct) = 0.5: where the sampler draws the correct answer a quarter as often as π, "
-        f"truncating at C = {cap:g} keeps {kept['truncated']} the on-policy expected gradient of "
-        f"π(correct), full IS {kept['full']} it and masking at C = {cap:g} {kept['masked']} it"
-        + ("" if method == REINFORCE else f" ({style.label(REINFORCE)}: truncation {plain['truncated']:.2f}, "
-           f"full IS {plain['full']:.2f}, masking {plain['masked']:.2f})")),
-        ()))
+    out += _exact_claims(frames["task"], runs)
+    return out
+
+
+def _exact_claims(task, runs):
+    """The exact part's claims: on a made prompt at π(correct) = P_DETAIL and on the task's prompts
+    per level, what each correction keeps at each mismatch's largest size."""
+    M, P = sum(c.startswith("logit_") for c in task), len(task)
+    method, G, step_lr = _trained(runs, P)
+    configs, out = _configs(runs), []
+    r = runs.iloc[0]
+    for mismatch, values in _values(runs).items():
+        v = values[-1]
+        keys = [k for (m, value, k) in configs if m == mismatch and value == v]
+        what = (f"a sampler {v:g} steps stale (the policy moved along its expected path at lr {r['lr']:g}, "
+                f"{int(r['prompts_per_step'])} of {P} prompts a step)" if mismatch == "sampler_lag" else
+                f"a sampler whose logits carry a fixed noise of σ = {v:g} ({NOISE_DRAWS} draws of it)")
+        made = made_prompt_measures(runs, M, P, mismatch, v, keys, [P_DETAIL])
+        each = "; ".join(f"{_named(k)} keeps {made[k][0][0]:.2f} of it (s.d. × {made[k][1][0]:.2f}, "
+                         f"bias {made[k][2][0]:.2f})" for k in keys)
+        out.append(K.Claim(f"{mismatch}_caps_exact", (
+            f"Exactly, for {style.label(method)} (G = {G}) on a made prompt with π(correct) = {P_DETAIL:g} "
+            f"and its wrong answers alike, with {what}, of the on-policy expected update of π(correct): "
+            f"{each}"), ()))
+        levels = level_measures(task, runs, mismatch, v, keys)
+        names = " / ".join(LEVEL_NAMES[lv] for lv in LEVEL_KEYS)
+        each = "; ".join(f"{_named(k)} {' / '.join(f'{x:.2f}' for x in levels[k])}" for k in keys)
+        out.append(K.Claim(f"{mismatch}_caps_by_level", (
+            f"Exactly, on the task's own prompts at the start of training, with {what}, the share of the "
+            f"on-policy expected update of π(correct) a batch keeps, {names}: {each}"), ()))
     return out
 
 
@@ -286,7 +492,7 @@ def _level_gaps(runs, cfg):
     """{level: per-seed differences} of cfg's final pass@1 on each difficulty level minus no
     correction's (the same sampler, is_correction none), paired by seed: {} where no such runs are."""
     this = A.select_rows(runs, **cfg)
-    base = A.select_rows(runs, **{**cfg, "is_correction": "none", "is_cap": None})
+    base = A.select_rows(runs, **_uncorrected(cfg))
     if not len(this) or not len(base):
         return {}
     columns = [f"final_pass1_{level}" for level in LEVELS if f"final_pass1_{level}" in runs]
@@ -315,7 +521,7 @@ def _by_level(runs, gaps, largest):
     """Each capped correction at the largest mismatch against no correction, per difficulty
     level, and where it loses most: (text, Differences) or None."""
     parts, diffs, seeds = [], [], 0
-    for (correction, _), values in gaps.items():
+    for (correction, _, _), values in gaps.items():
         for v, _, cfg in values:
             if correction not in CAPPED or v != largest:
                 continue
@@ -333,78 +539,70 @@ def _by_level(runs, gaps, largest):
     return "; ".join(parts) + f" (final pass@1, {seeds} seeds, paired)", diffs
 
 
-def _share_words(share):
-    """A share of a gradient in words: "all of", "none of", "0.50 of", "1.22 times"."""
-    if abs(share - 1) < 1e-12 or abs(share) < 1e-12:
-        return "all of" if share > 0.5 else "none of"
-    return f"{share:.2f} times" if share > 1 else f"{share:.2f} of"
-
-
 def off_policy(runs):
-    """Final pass@1 minus on-policy against the lag and the noise, one line per correction, and the
-    exact share of the gradient each correction keeps against the sampler's π(correct)."""
+    """Final pass@1 minus on-policy against the lag and the noise, one line per correction."""
     import pandas as pd
 
-    fig, axes = F.subplots(1, 3, height=2.6)
+    fig, axes = F.subplots(1, 2, height=2.6)
     axes = axes[0]
     for ax, mismatch, xlabel in zip(axes, MISMATCHES, ("sampler lag (steps)", "sampler noise σ")):
         ax.axhline(0, **style.REFERENCE, lw=1, label="on-policy")
-        for (correction, cap), values in _gaps(runs, mismatch).items():
+        for key, values in _gaps(runs, mismatch).items():
             base = _base(runs, values[0][2])
             rows = [_gap(runs, cfg, base).assign(x=v) for v, _, cfg in values]
             s = A.over_seeds(pd.concat(rows), "x", "final_pass1")
-            ax.plot(
-                s.index,
-                s["mean"],
-                marker="o",
-                ms=3,
-                color=style.correction_colour(correction),
-                label=_correction({"is_correction": correction, "is_cap": cap}),
-                gid=f"correction:{correction}",
-            )
-            ax.fill_between(
-                s.index,
-                s["mean"] - s["ci"],
-                s["mean"] + s["ci"],
-                color=style.correction_colour(correction),
-                alpha=0.2,
-                lw=0,
-            )
+            ax.plot(s.index, s["mean"], marker="o", ms=3, color=_colour(key), label=_named(key),
+                    gid=f"correction:{_named(key)}")
+            ax.fill_between(s.index, s["mean"] - s["ci"], s["mean"] + s["ci"], color=_colour(key), alpha=0.2,
+                            lw=0)
         if len(set(runs[mismatch])) > 1:
             F.log_ticks(ax, [v for v in set(runs[mismatch]) if v > 0])
         ax.set_xlabel(xlabel)
     axes[0].set_ylabel("final pass@1 − on-policy")
-    ax = axes[2]
-    shares = np.geomspace(1 / 16, 1.5, 61)
-    cap, (method, G) = _cap(runs), _trained(runs)
-    for correction in dict.fromkeys(runs["is_correction"]):
-        for shown, ls, lw in ((method, "-", 1.5), (REINFORCE, ":", 1.0)):
-            if shown == REINFORCE and method == REINFORCE:
-                continue
-            ax.plot(
-                shares,
-                [kept_share(correction, cap, s, shown, G) for s in shares],
-                color=style.correction_colour(correction),
-                ls=ls,
-                lw=lw,
-                gid=f"correction:{correction}",
-            )
-    F.log_ticks(ax, [1 / 16, 1 / 4, 1])
-    ax.set_xlabel("π_sampler(correct) / π(correct)")
-    ax.set_ylabel("share of ∇π(correct) kept")
-    ax.set_title(f"exact: {style.label(method)}, G = {G}, C = {cap:g}"
-                 + ("" if method == REINFORCE else f"\n(dotted: {style.label(REINFORCE)})"), fontsize="small")
     axes[0].set_title("stale sampler")
     axes[1].set_title("perturbed sampler")
-    fig.suptitle(
-        "Final pass@1 against on-policy (paired by seed, mean and 95% band) and the exact gradient kept",
-        fontsize="medium",
-    )
-    F.legend_below(fig, axes[0].get_legend_handles_labels()[0], ncol=5)
+    fig.suptitle("Final pass@1 against on-policy (paired by seed, mean and 95% band)", fontsize="medium")
+    F.legend_below(fig, axes[0].get_legend_handles_labels()[0], ncol=3)
+    return fig
+
+
+def off_policy_caps(frames):
+    """Exact, on made prompts: the share of the on-policy expected update of π(correct) each
+    correction keeps against the policy's π(correct), a panel per mismatch and size."""
+    runs, task = _runs(frames), frames["task"]
+    M, P = sum(c.startswith("logit_") for c in task), len(task)
+    method, G, _ = _trained(runs, P)
+    values, configs = _values(runs), _configs(runs)
+    ncol = max(len(v) for v in values.values())
+    fig, axes = F.subplots(len(values), ncol, height=1.9 * len(values) + 0.8, sharex=True, sharey=True)
+    labelled = {}
+    for row, (mismatch, sizes) in enumerate(values.items()):
+        for col in range(ncol):
+            ax = axes[row][col]
+            if col >= len(sizes):
+                ax.set_visible(False)
+                continue
+            v = sizes[col]
+            keys = [k for (m, value, k) in configs if m == mismatch and value == v]
+            at = made_prompt_measures(runs, M, P, mismatch, v, keys, P_GRID)
+            ax.axhline(1, **style.REFERENCE, lw=1)
+            for key in keys:
+                (line,) = ax.plot(P_GRID, at[key][0], color=_colour(key), label=_named(key),
+                                  gid=f"correction:{_named(key)}")
+                labelled.setdefault(_named(key), line)
+            ax.set_xscale("log")
+            ax.set_title(_sampler(TEXT["en"], _only(mismatch, v)), fontsize="small")
+            if row == len(values) - 1:
+                ax.set_xlabel("π(correct) of the policy")
+        axes[row][0].set_ylabel("share of E[Δπ(correct)] kept")
+    fig.suptitle(f"Exact: what each correction keeps of the on-policy expected update "
+                 f"({style.label(method)}, G = {G}; made prompts, wrong answers alike)", fontsize="medium")
+    F.legend_below(fig, list(labelled.values()), ncol=3)
     return fig
 
 
 # name -> (draw(frames) -> matplotlib Figure, the frames it needs)
 FIGURES = {
     "off_policy": (lambda f: off_policy(_runs(f)), ("runs",)),
+    "off_policy_caps": (off_policy_caps, ("task", "runs")),
 }
