@@ -17,7 +17,7 @@ from math import comb
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
-from .importance import IS_CORRECTIONS, is_weights
+from .importance import is_weights
 from .kl import KL_ESTIMATORS, KL_PLACEMENTS, kl_estimate, kl_estimate_slope  # noqa: F401
 from .policy import softmax
 
@@ -195,19 +195,18 @@ def kl_gradient_columns(logits, ref_logits):
     return cols
 
 
-def off_policy_group_moments(pi, sampler, method, G, correction, cap=2.0, cap_low=None, kept=None):
+def off_policy_group_moments(pi, sampler, method, G, correction, cap=2.0, cap_low=None):
     """The expected update E[ĝ] of a group estimator (0/1 rewards, answer 0 correct) whose G answers
     are drawn from `sampler` instead of π, each answer's advantage weighted by w(ρ_y), ρ_y = π_y /
-    sampler_y (importance.is_weights), as training weighs them: ĝ = (1/G) Σ_i w(ρ_{y_i}) A_i
+    sampler_y (importance.is_weights), as the lecture's loss weighs them (every answer alike, a
+    constant normaliser, so masked_renorm weighs as masked): ĝ = (1/G) Σ_i w(ρ_{y_i}) A_i
     (e_{y_i} − π); and the variance of its component along ∇π(correct) = π_0 (e_0 − π),
     Var[ĝ·∇π(correct)]. pi, sampler: [..., M] -> (mean [..., M], var [...]).
 
     The advantages depend on the group only through its number k of correct answers, k ~
     Binomial(G, sampler_0); given k the wrong answers are G − k independent draws from the
-    sampler's wrong answers, so each moment is a sum over k. A correction that renormalises
-    (masked_renorm) divides the loss by the answers it kept: in the large-batch limit, by the
-    expected share kept, `kept` (default: this prompt's own, Σ_y sampler_y 1{w_y > 0}; training
-    divides by a whole batch's). With sampler = π and correction "none": exact_moments' mean."""
+    sampler's wrong answers, so each moment is a sum over k. With sampler = π and correction
+    "none": exact_moments' mean."""
     spec = ESTIMATORS[method]
     if "logp" in spec.needs:
         raise ValueError(f"method {method!r} ranks a group's answers by π_old(y): its advantages depend on "
@@ -244,9 +243,6 @@ def off_policy_group_moments(pi, sampler, method, G, correction, cap=2.0, cap_lo
     var_k = (G - k) * (a_w / G) ** 2 * (m2 - m1**2)[:, None]  # [N, G+1]: its variance given k
     s = (prob * s_k).sum(axis=1, keepdims=True)
     var = (prob * (var_k + (s_k - s) ** 2)).sum(axis=1)  # [N]
-    if IS_CORRECTIONS[correction].renormalise:
-        kept = (sampler * (w > 0)).sum(axis=1) if kept is None else np.broadcast_to(kept, (N,))
-        mean, var = mean / np.maximum(kept, 1e-300)[:, None], var / np.maximum(kept, 1e-300) ** 2
     return mean.reshape(shape), var.reshape(shape[:-1])
 
 

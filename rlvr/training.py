@@ -34,6 +34,7 @@ from .metrics import crossover_ks, passk_columns
 from .objective import Objective, aggregation_weights, minibatch_columns, minibatches_problem, policy_updates
 from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
 from .rewards import REWARDS
+from .sampler import sampler_noise_logits
 from .specs import TrainRow
 from .task import LEVEL_KEYS, with_correct_answers
 
@@ -226,14 +227,6 @@ def draw(rngs, logits, row, C, pay, zero_pred):
     sizes = np.array([len(p[0]) for p in parts])  # [S]
     b = Batch(np.repeat(np.arange(S), sizes), *(np.concatenate(x) for x in zip(*parts)), sizes)
     return b, drawn, zero
-
-
-def sampler_noise_logits(seeds, shape, sigma):
-    """The sampler's fixed logit perturbation of each seed, σ·N(0, 1) from default_rng((seed, 1))
-    (apart from the seed's sampling generator): [S, P, M], or 0 for σ = 0."""
-    if not sigma:
-        return 0.0
-    return sigma * np.stack([np.random.default_rng((s, 1)).standard_normal(shape) for s in seeds])
 
 
 def off_policy_weights(z, z_sampler, y_b, correction, cap, cap_low):

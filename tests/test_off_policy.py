@@ -13,8 +13,9 @@ from rlvr.importance import IS_CORRECTIONS, is_weights
 from rlvr.objective import Objective, random_reward_logit_change
 from rlvr.policy import softmax
 from rlvr.rewards import REWARDS
+from rlvr.sampler import sampler_noise_logits
 from rlvr.task import make_task
-from rlvr.training import make_row, sampler_noise_logits, train, train_seeds
+from rlvr.training import make_row, train, train_seeds
 
 RNG = np.random.default_rng(7)
 PEER_BOUNDS = [("truncated", 5.0, 0.5), ("masked", 3.0, 0.0)]  # OpenRLHF's tis clamp, TRL's sequence_mask
@@ -110,9 +111,10 @@ def test_demo15s_stale_sampler_model_reaches_the_policy_it_names():
     np.testing.assert_allclose(reached, target, rtol=1e-6)
     assert (start < target).all()
     pi = softmax(_made_logits(target, 16))
-    for key in [("none", None, None), *PEERS.values(), ("masked_renorm", 2.0, None)]:
-        kept, sd, bias = cap_measures(pi, pi, "grpo", 8, key, np.arange(3))
-        np.testing.assert_allclose(np.stack([kept, sd, bias]), [[1] * 3, [1] * 3, [0] * 3], atol=1e-12)
+    keys = [("none", None, None), *PEERS.values(), ("masked_renorm", 2.0, None)]
+    for k in cap_measures(pi, pi, "grpo", 8, keys, np.arange(3)).values():
+        np.testing.assert_allclose(np.stack([k.share, k.share_se, k.sd, k.bias]),
+                                   [[1] * 3, [0] * 3, [1] * 3, [0] * 3], atol=1e-12)
 
 
 def test_the_group_formula_is_reinforces_and_on_policy_exact_moments():

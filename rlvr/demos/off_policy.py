@@ -11,6 +11,8 @@ correction keeps, its spread and its bias (exact.off_policy_group_moments), on m
 rlvr/demos/__init__.py.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import analysis as A
@@ -19,11 +21,10 @@ from .. import figures as F
 from .. import render as R
 from .. import style
 from ..exact import off_policy_group_moments, uniform_wrong_prompt
-from ..importance import IS_CORRECTIONS, is_weights
 from ..knobs import expand_rows
 from ..policy import softmax
+from ..sampler import sampler_noise_logits
 from ..task import LEVEL_KEYS, LEVEL_NAMES_EN
-from ..training import sampler_noise_logits
 
 NUMBER = 15  # its place in the lecture's order; its table is demo15_off_policy
 TITLE = "off-policy rollouts and their corrections"
@@ -49,13 +50,12 @@ PEERS = {
 
 def _rows():
     """The default rows: on-policy, then each mismatch at its sizes under no correction, full IS,
-    truncation and the masks at C = 2 (masked_renorm: verl's rejection, the dropped answers out of
-    the loss's count), and each peer's default that is not among them."""
+    truncation and masking at C = 2, and each peer's default that is not among them. (masked_renorm
+    weighs as masked under the lecture's loss, whose normaliser is a constant.)"""
     grpo = {"method": "grpo", "lr": 2.0}
     rows = [grpo]
     for mismatch, values in MISMATCH_VALUES.items():
         rows.append({**grpo, mismatch: values, "is_correction": ["none", "full", "truncated", "masked"]})
-        rows.append({**grpo, mismatch: values, "is_correction": "masked_renorm"})
         rows += [{**grpo, mismatch: values, "is_correction": c, "is_cap": cap, "is_cap_low": low}
                  for c, cap, low in PEERS.values() if (c, cap, low) != ("truncated", 2.0, None)]
     return rows
@@ -123,8 +123,8 @@ LEVELS = tuple(reversed(LEVEL_KEYS))  # easy first, as the tables read
 LEVEL_NAMES = dict(zip(LEVEL_KEYS, LEVEL_NAMES_EN))
 P_SHOWN = (0.01, 0.05, 0.2, 0.5)  # π(correct) of the exact table's made prompts
 P_DETAIL = 0.05  # ... and the one its spread and bias are given at (a hard prompt)
-P_GRID = np.geomspace(0.003, 0.9, 41)  # the figure's
-NOISE_DRAWS = 256  # a made prompt's perturbations ε, drawn once (seed 0): the exact part averages them
+P_GRID = np.geomspace(0.003, 0.9, 25)  # the figure's
+NOISE_DRAWS = 2048  # a made prompt's perturbations ε, drawn once (seed 0): the exact part averages them
 
 
 def _on_policy(cfg):
@@ -234,27 +234,44 @@ def mismatched(z, mismatch, value, method, G, step_lr, eps=None):
     return softmax(z), softmax(z + value * eps)
 
 
-def cap_measures(pi, sampler, method, G, key, groups, batch=None):
-    """Per group of prompts (groups [N] ints; pi, sampler [N, M]) under a correction key: (the
-    share of the on-policy expected update along ∇π(correct) that answers drawn from the sampler
-    keep, the s.d. of that component over the on-policy one's, ‖E[ĝ] − E_on[ĝ]‖ / ‖E_on[ĝ]‖ over the
-    group's logits), [n_groups] each. A renormalising correction divides by the share of answers
-    its batch keeps (batch [N] ints, default groups), as training divides by a whole batch's."""
-    correction, cap, low = key
-    kept = None
-    if IS_CORRECTIONS[correction].renormalise:
-        batch = groups if batch is None else batch
-        own = (sampler * (is_weights(pi / sampler, correction, cap, low) > 0)).sum(axis=1)  # [N]
-        kept = (np.bincount(batch, own) / np.bincount(batch))[batch]
-    mean, var = off_policy_group_moments(pi, sampler, method, G, correction, cap or 2.0, low, kept)
+class Kept(NamedTuple):
+    """What a correction keeps of a group of prompts' on-policy expected update, [n_groups] each."""
+    share: np.ndarray  # of the on-policy E[ĝ]·∇π(correct), summed over the group's prompts
+    share_se: np.ndarray  # its standard error where the group's prompts are random draws (else 0)
+    sd: np.ndarray  # the s.d. of ĝ·∇π(correct) over the on-policy one's
+    bias: np.ndarray  # ‖E[ĝ] − E_on[ĝ]‖ / ‖E_on[ĝ]‖ over the group's logits
+
+
+def cap_measures(pi, sampler, method, G, keys, groups):
+    """{correction key: Kept} of prompts pi, sampler [N, M] in groups (groups [N] ints), under the
+    lecture's loss (exact.off_policy_group_moments). share_se treats a group's prompts as
+    independent draws (the delta method for a ratio of sums)."""
     on, var_on = off_policy_group_moments(pi, pi, method, G, "none")
     d = pi[:, :1] * (np.eye(pi.shape[1])[0] - pi)  # [N, M]: ∇π(correct)
+    b = (on * d).sum(axis=1)  # [N]
+    count = np.bincount(groups)
 
     def per(x):
         return np.bincount(groups, x)
 
-    return (per((mean * d).sum(axis=1)) / per((on * d).sum(axis=1)), np.sqrt(per(var) / per(var_on)),
-            np.sqrt(per(((mean - on) ** 2).sum(axis=1)) / per((on**2).sum(axis=1))))
+    out = {}
+    for key in keys:
+        correction, cap, low = key
+        mean, var = off_policy_group_moments(pi, sampler, method, G, correction, cap or 2.0, low)
+        a = (mean * d).sum(axis=1)  # [N]
+        share = per(a) / per(b)
+        resid = per((a - share[groups] * b) ** 2)
+        se = np.sqrt(resid / np.maximum(count * (count - 1), 1)) / np.abs(per(b) / count)
+        out[key] = Kept(share, np.where(count > 1, se, 0.0), np.sqrt(per(var) / per(var_on)),
+                        np.sqrt(per(((mean - on) ** 2).sum(axis=1)) / per((on**2).sum(axis=1))))
+    return out
+
+
+def exact_applies(runs):
+    """Whether the exact part describes the runs: their loss is the lecture's (one update a batch,
+    every answer weighed alike), as exact.off_policy_group_moments assumes."""
+    r = runs.iloc[0]
+    return r["loss_agg"] == "seq-mean-token-sum-norm" and r["epochs"] == 1 and r["minibatches"] == 1
 
 
 def _made_logits(p, M):
@@ -275,7 +292,7 @@ def _start_for(p_target, M, method, G, step_lr, lag):
 
 
 def made_prompt_measures(runs, M, P, mismatch, value, keys, p):
-    """{key: (kept share, s.d. ratio, bias) [n] each} at the policy's π(correct) = p [n] on made
+    """{key: Kept [n]} at the policy's π(correct) = p [n] on made
     prompts (wrong answers alike; a perturbed sampler: NOISE_DRAWS fixed draws of ε a prompt)."""
     method, G, step_lr = _trained(runs, P)
     p = np.asarray(p, float)
@@ -288,15 +305,14 @@ def made_prompt_measures(runs, M, P, mismatch, value, keys, p):
         eps = np.tile(eps, (len(p), 1))
         groups = np.repeat(np.arange(len(p)), NOISE_DRAWS)
     pi, mu = mismatched(z, mismatch, value, method, G, step_lr, eps)
-    return {key: cap_measures(pi, mu, method, G, key, groups) for key in keys}
+    return cap_measures(pi, mu, method, G, keys, groups)
 
 
 def level_measures(task, runs, mismatch, value, keys):
     """{key: kept share [4] per level, very hard first} on the task's own prompts at the start of
     training: a stale sampler at step `value`, the policy moved along its expected path from the
     task's and the sampler the task's own; a perturbed one with the training seeds' own ε
-    (training.sampler_noise_logits). A renormalising correction divides by the share kept over
-    all the prompts, as a batch does."""
+    (sampler.sampler_noise_logits)."""
     z = task[[c for c in task if c.startswith("logit_")]].to_numpy()  # [P, M]
     P, M = z.shape
     method, G, step_lr = _trained(runs, P)
@@ -307,8 +323,7 @@ def level_measures(task, runs, mismatch, value, keys):
         eps = sampler_noise_logits(seeds, (P, M), 1.0).reshape(-1, M)  # [S·P, M]
         z, level = np.tile(z, (len(seeds), 1)), np.tile(level, len(seeds))
     pi, mu = mismatched(z, mismatch, value, method, G, step_lr, eps)
-    batch = np.zeros(len(level), int)
-    return {key: cap_measures(pi, mu, method, G, key, level, batch)[0] for key in keys}
+    return {key: kept.share for key, kept in cap_measures(pi, mu, method, G, keys, level).items()}
 
 
 def table(frames, L):
@@ -336,7 +351,7 @@ def table(frames, L):
     method, G, _ = _trained(runs, P)
     configs = _configs(runs)
     level_rows, made_rows = [], []
-    for mismatch, values in _values(runs).items():
+    for mismatch, values in (_values(runs) if exact_applies(runs) else {}).items():
         largest = values[-1]
         keys = [k for (m, v, k) in configs if m == mismatch and v == largest]
         exact = level_measures(task, runs, mismatch, largest, keys)
@@ -350,19 +365,22 @@ def table(frames, L):
             keys = [k for (m, value, k) in configs if m == mismatch and value == v]
             at = made_prompt_measures(runs, M, P, mismatch, v, keys, (*P_SHOWN, P_DETAIL))
             for key in keys:
-                kept, sd, bias = at[key]
+                k = at[key]
                 made_rows.append([_sampler(L, _only(mismatch, v)), _named(key),
-                                  *(f"{x:.2f}" for x in kept[:-1]), f"{sd[-1]:.2f}", f"{bias[-1]:.2f}"])
+                                  *(_share(x, se) for x, se in zip(k.share[:-1], k.share_se[:-1])),
+                                  f"{k.sd[-1]:.2f}", f"{k.bias[-1]:.2f}"])
     level_head = L["exact_head"] + [LEVEL_NAMES[lv] for lv in LEVELS]
     lag = _values(runs).get("sampler_lag", [0])[-1]
     made_head = L["exact_head"] + [L["kept_at"].format(p=p) for p in P_SHOWN] + [L["sd"], L["bias"]]
-    return (
-        R.title(L, runs.iloc[0], min(n)),
-        [("", head, rows),
-         (L["exact_levels"].format(method=style.label(method), G=G, lag=f'{lag:g}'), level_head, level_rows),
-         (L["exact_uniform"].format(p=P_DETAIL), made_head, made_rows)],
-        L["note"],
-    )
+    levels_title = L["exact_levels"].format(method=style.label(method), G=G, lag=f"{lag:g}")
+    exact = [(levels_title, level_head, level_rows),
+             (L["exact_uniform"].format(p=P_DETAIL), made_head, made_rows)] if level_rows else []
+    return R.title(L, runs.iloc[0], min(n)), [("", head, rows), *exact], L["note"]
+
+
+def _share(x, se):
+    """A share kept in words: '0.91', or '0.91 ± 0.01' where it is an average over random draws."""
+    return f"{x:.2f}" if se == 0 else f"{x:.2f} ± {se:.2f}"
 
 
 def _only(mismatch, value):
@@ -455,8 +473,37 @@ def claims(frames):
             text, diffs = by_level
             out.append(K.Claim(f"{mismatch}_by_level", f"At {what.format(v=largest)}, {text}",
                                tuple(diffs)))
-    out += _exact_claims(frames["task"], runs)
+        peers = _peer_claim(runs, mismatch, what)
+        if peers:
+            out.append(peers)
+    if exact_applies(runs):
+        out += _exact_claims(frames["task"], runs)
     return out
+
+
+def _peer_claim(runs, mismatch, what):
+    """Each peer's default and full IS against verl's (truncated at C = 2) at each size of the
+    mismatch, final pass@1 paired by seed: a Claim, or None where the runs lack verl's."""
+    gaps, verl = _gaps(runs, mismatch), PEERS["verl"]
+    if verl not in gaps:
+        return None
+    others = [k for k in (("full", None, None), *PEERS.values()) if k != verl and k in gaps]
+    parts, diffs = [], []
+    for v, _, cfg in sorted(gaps[verl], key=lambda x: x[0]):
+        base = A.select_rows(runs, **cfg)
+        each = []
+        for key in others:
+            this = next((c for value, _, c in gaps[key] if value == v), None)
+            if this is not None:
+                d = _paired(runs, this, base)
+                each.append(f"{_named(key)} {K.signed(d)}")
+                diffs.append(d)
+        if each:
+            parts.append(f"at {what.format(v=v)}: " + ", ".join(each))
+    if not parts:
+        return None
+    return K.Claim(f"{mismatch}_peers", f"Against verl's rollout correction at its defaults ({_named(verl)}), "
+                   "the final pass@1 " + "; ".join(parts) + f" ({diffs[0].seeds} seeds, paired)", tuple(diffs))
 
 
 def _exact_claims(task, runs):
@@ -471,20 +518,23 @@ def _exact_claims(task, runs):
         keys = [k for (m, value, k) in configs if m == mismatch and value == v]
         what = (f"a sampler {v:g} steps stale (the policy moved along its expected path at lr {r['lr']:g}, "
                 f"{int(r['prompts_per_step'])} of {P} prompts a step)" if mismatch == "sampler_lag" else
-                f"a sampler whose logits carry a fixed noise of σ = {v:g} ({NOISE_DRAWS} draws of it)")
+                f"a sampler whose logits carry a fixed noise of σ = {v:g}")
+        exactly = "Exactly" if mismatch == "sampler_lag" else (
+            f"Exactly over its groups, averaged over {NOISE_DRAWS} draws of the noise (the share ± s.e.)")
         made = made_prompt_measures(runs, M, P, mismatch, v, keys, [P_DETAIL])
-        each = "; ".join(f"{_named(k)} keeps {made[k][0][0]:.2f} of it (s.d. × {made[k][1][0]:.2f}, "
-                         f"bias {made[k][2][0]:.2f})" for k in keys)
+        each = "; ".join(f"{_named(k)} keeps {_share(made[k].share[0], made[k].share_se[0])} of it "
+                         f"(s.d. × {made[k].sd[0]:.2f}, bias {made[k].bias[0]:.2f})" for k in keys)
         out.append(K.Claim(f"{mismatch}_caps_exact", (
-            f"Exactly, for {style.label(method)} (G = {G}) on a made prompt with π(correct) = {P_DETAIL:g} "
+            f"{exactly}, for {style.label(method)} (G = {G}) on a made prompt with π(correct) = {P_DETAIL:g} "
             f"and its wrong answers alike, with {what}, of the on-policy expected update of π(correct): "
             f"{each}"), ()))
         levels = level_measures(task, runs, mismatch, v, keys)
+        drawn = "" if mismatch == "sampler_lag" else " (the training seeds' own draws)"
         names = " / ".join(LEVEL_NAMES[lv] for lv in LEVEL_KEYS)
         each = "; ".join(f"{_named(k)} {' / '.join(f'{x:.2f}' for x in levels[k])}" for k in keys)
         out.append(K.Claim(f"{mismatch}_caps_by_level", (
-            f"Exactly, on the task's own prompts at the start of training, with {what}, the share of the "
-            f"on-policy expected update of π(correct) a batch keeps, {names}: {each}"), ()))
+            f"Exactly, on the task's own prompts at the start of training, with {what}{drawn}, the share "
+            f"of the on-policy expected update of π(correct) a batch keeps, {names}: {each}"), ()))
     return out
 
 
@@ -570,6 +620,13 @@ def off_policy_caps(frames):
     """Exact, on made prompts: the share of the on-policy expected update of π(correct) each
     correction keeps against the policy's π(correct), a panel per mismatch and size."""
     runs, task = _runs(frames), frames["task"]
+    if not exact_applies(runs) or not _values(runs):
+        fig, axes = F.subplots(1, 1, height=1.2)
+        axes[0, 0].set_axis_off()
+        axes[0, 0].text(0.5, 0.5, "not computed: the runs train with no mismatch, or with a loss other than "
+                        "the lecture's (one update a batch, every answer alike)", ha="center", va="center",
+                        fontsize="small", wrap=True)
+        return fig
     M, P = sum(c.startswith("logit_") for c in task), len(task)
     method, G, _ = _trained(runs, P)
     values, configs = _values(runs), _configs(runs)
@@ -587,7 +644,7 @@ def off_policy_caps(frames):
             at = made_prompt_measures(runs, M, P, mismatch, v, keys, P_GRID)
             ax.axhline(1, **style.REFERENCE, lw=1)
             for key in keys:
-                (line,) = ax.plot(P_GRID, at[key][0], color=_colour(key), label=_named(key),
+                (line,) = ax.plot(P_GRID, at[key].share, color=_colour(key), label=_named(key),
                                   gid=f"correction:{_named(key)}")
                 labelled.setdefault(_named(key), line)
             ax.set_xscale("log")

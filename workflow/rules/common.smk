@@ -365,6 +365,11 @@ def final_outputs():
         # clean`, by hand) under an aggregate that still stands would otherwise be neither made
         # again nor missed
         *(f"{RESULTS}/{name}.parquet" for name in PLAN),
+        # every training pack's manifest, written last: a pack formed anew (a member's spec or
+        # code changed) has none, and Snakemake runs a job for a missing output only where
+        # something asks for it, so its members' files, left by an older pack with older code,
+        # would stand (their metadata names another job's params, which Snakemake cannot judge)
+        *(pack.manifest(RESULTS) for pack in TRAIN_PACKS.values()),
         *(path for demo in ASKED for path, _ in render_outputs(demo)),
         f"{RESULTS}/tables/all.txt",
         f"{RESULTS}/claims.md",
