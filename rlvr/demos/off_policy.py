@@ -502,8 +502,9 @@ def _peer_claim(runs, mismatch, what):
             parts.append(f"at {what.format(v=v)}: " + ", ".join(each))
     if not parts:
         return None
-    return K.Claim(f"{mismatch}_peers", f"Against verl's rollout correction at its defaults ({_named(verl)}), "
-                   "the final pass@1 " + "; ".join(parts) + f" ({diffs[0].seeds} seeds, paired)", tuple(diffs))
+    text = (f"Against verl's rollout correction at its defaults ({_named(verl)}), the final pass@1 "
+            + "; ".join(parts) + f" ({diffs[0].seeds} seeds, paired)")
+    return K.Claim(f"{mismatch}_peers", text, tuple(diffs))
 
 
 def _exact_claims(task, runs):
