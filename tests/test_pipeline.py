@@ -122,8 +122,8 @@ def test_outputs_and_column_contract(tiny_run):
 
 def test_results_readme_names_every_column_and_experiment_the_run_writes(tiny_run):
     """results/README.md is the column contract's documentation: every column of every
-    aggregated Parquet file a run writes is named there (in backquotes), and every demo's
-    experiment (the network's files: tests/test_network.py's run; its columns are listed the
+    aggregated Parquet file a run writes is named there (in backquotes), every figure, and every
+    demo's experiment (the network's files: tests/test_network.py's run; its columns are listed the
     same way)."""
     text = (REPO / "results" / "README.md").read_text()
     results = tiny_run / "results"
@@ -133,6 +133,8 @@ def test_results_readme_names_every_column_and_experiment_the_run_writes(tiny_ru
             assert not missing, (name, missing)
     experiments = {row.experiment for row in C.train_rows(C.validate_config({}))}  # the default's, all
     assert len(experiments) > 10 and [e for e in experiments if f"`{e}`" not in text] == []
+    figures = [name for demo in DEMOS for name in demo.figures]  # every demo's, the network's too
+    assert len(figures) > 20 and [f for f in figures if f"`{f}.png`" not in text] == []
 
 
 def test_the_terminal_shows_the_config_summary_and_progress_not_every_job(tiny_run):

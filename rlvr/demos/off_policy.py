@@ -183,12 +183,6 @@ def _key(cfg):
     return (c, float(cfg["is_cap"]), _low(cfg)) if c in CAPPED else (c, None, None)
 
 
-def _keys(runs):
-    """The corrections among the runs, as _key, in the order they first appear."""
-    cols = [c for c in ("is_correction", "is_cap", "is_cap_low") if c in runs]
-    return list(dict.fromkeys(_key(cfg) for cfg in runs[cols].to_dict("records")))
-
-
 def _correction(cfg):
     """A correction in words: its name, its bounds and the peer whose default it is."""
     c, cap, low = _key(cfg)
@@ -257,6 +251,7 @@ def cap_measures(pi, sampler, method, G, keys, groups):
     out = {}
     for key in keys:
         correction, cap, low = key
+        # a correction without bounds (none, full) reads no cap: the default stands in
         mean, var = off_policy_group_moments(pi, sampler, method, G, correction, cap or 2.0, low)
         a = (mean * d).sum(axis=1)  # [N]
         share = per(a) / per(b)
@@ -292,8 +287,8 @@ def _start_for(p_target, M, method, G, step_lr, lag):
 
 
 def made_prompt_measures(runs, M, P, mismatch, value, keys, p):
-    """{key: Kept [n]} at the policy's π(correct) = p [n] on made
-    prompts (wrong answers alike; a perturbed sampler: NOISE_DRAWS fixed draws of ε a prompt)."""
+    """{key: Kept [n]} at the policy's π(correct) = p [n] on made prompts (wrong answers alike; a
+    perturbed sampler: NOISE_DRAWS fixed draws of ε, the same at every p)."""
     method, G, step_lr = _trained(runs, P)
     p = np.asarray(p, float)
     if mismatch == "sampler_lag":
