@@ -60,7 +60,7 @@ def results():
                                        {"method": "grpo", "lr": 0.01, "G": 2, "prompts_per_step": 8},
                                        {"method": "grpo", "lr": 0.01, "kl_beta": 1.0,
                                         "kl_placement": ["loss", "reward"]}]}
-    return {k: v.to_pandas() for k, v in compute_all(validate_config(cfg)).items() if k != "task"}
+    return {k: v.to_pandas() for k, v in compute_all(validate_config(cfg)).items()}
 
 
 @pytest.fixture(scope="module")

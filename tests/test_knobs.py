@@ -78,6 +78,7 @@ def test_a_null_clip_never_binds():
 DECLARED_DEFAULTS = {
     "method": REQUIRED, "lr": REQUIRED, "reward_offset": 0.0, "shared_lr": 0.0, "correct_answers": 1,
     "reward": "verifier", "sampler_lag": 0, "sampler_noise": 0.0, "is_correction": "none", "is_cap": 2.0,
+    "is_cap_low": None,
     "epochs": 1, "clip_low": 0.2, "clip_high": 0.2, "clip_c": None, "kl_beta": 0.0, "kl_estimator": "k3",
     "kl_placement": "loss", "loss_agg": "seq-mean-token-sum-norm",
     "policy_loss": "ppo", "minibatches": 1,
