@@ -153,6 +153,11 @@ ROW_KNOBS = (
          "each answer once per epoch (TRL steps_per_generation); with μ epochs a batch makes μ·m updates, "
          "and all but the first see a ratio", {"type": "integer", "minimum": 1}, token="minibatches",
          objective=True),
+    Knob("ratio_tokens", "one", "where an answer's log-ratio log ρ lies among its tokens, for the clip of "
+         "ppo and the cap of cispo, which act on a token's ratio (rlvr/objective.py's RATIO_TOKENS): one "
+         "(all on one token: a token's ratio is ρ, the toy's answer as one choice), few (shared by 4 "
+         "tokens: ρ^(1/4) each) or even (spread over all its tokens: ρ^(1/|y|), GSPO's ratio, on every "
+         "token)", {"type": "string", "registry": "objective.RATIO_TOKENS"}, token="tokens", objective=True),
 )
 KNOBS = {knob.name: knob for knob in ROW_KNOBS}
 ROW_FIELDS = tuple(knob.name for knob in ROW_KNOBS)

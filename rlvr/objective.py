@@ -71,6 +71,10 @@ class Objective(namedtuple("Objective", OBJECTIVE,
             # forces seq-mean-token-mean; TRL f2cd577 refuses a sequence-level ratio with token sums)
             out.append(("loss_agg", f"loss_agg = {self.loss_agg!r} with policy_loss = 'gspo': GSPO averages "
                                     "an answer's tokens; set loss_agg: seq-mean-token-mean"))
+        if self.ratio_tokens != "one" and self.policy_loss == "gspo":
+            out.append(("ratio_tokens", f"ratio_tokens = {self.ratio_tokens!r} with policy_loss = 'gspo': "
+                                        "GSPO's ratio is the answer's own, ρ^(1/|y|) on every token; set "
+                                        "ratio_tokens: one, or policy_loss: ppo or cispo"))
         if self.clip_c and self.policy_loss != "ppo":
             out.append(("clip_c", f"clip_c = {self.clip_c:g} with policy_loss = {self.policy_loss!r}: "
                                   "the dual clip is PPO's surrogate's; set clip_c: null or policy_loss: ppo"))
@@ -90,10 +94,37 @@ def clipped_surrogate_weights(A, ratio, clip_low, clip_high, clip_c=0.0):
     return np.where(clipped, 0.0, A * ratio), clipped
 
 
+# where an answer's log-ratio lies among its tokens, for the policy losses that see a token's ratio
+# (ppo's clip, cispo's cap): name -> the number n of tokens that share it evenly, from the answer's
+# length [n, G]; each of them has ratio ρ^(1/n), every other token 1. A token's term in the loss is
+# then the answer's with ρ^(1/n) for ρ (its gradient α_t ∇log π(y), Σ_t α_t = 1), so the clip acts on
+# the answer where ρ leaves [(1 − ε_low)^n, (1 + ε_high)^n]
+FEW_TOKENS = 4
+RATIO_TOKENS = {
+    "one": None,  # all of it on one token: a token's ratio is the answer's (the toy's answer as one choice)
+    "few": lambda length: np.minimum(length, FEW_TOKENS),  # on FEW_TOKENS of them
+    "even": lambda length: length,  # spread over every token: each has GSPO's ρ^(1/|y|)
+}
+
+
+def token_ratio(log_ratio, length, obj):
+    """The ratio a token of each answer carries, ρ^(1/n) with n = RATIO_TOKENS[obj.ratio_tokens]
+    of its length: log_ratio, length [n, G] -> [n, G] (ρ itself for "one")."""
+    share = RATIO_TOKENS[obj.ratio_tokens]
+    if share is None:
+        return np.exp(log_ratio)
+    if length is None:
+        raise ValueError(f"ratio_tokens {obj.ratio_tokens!r} reads each sampled answer's length; "
+                         "none was given")
+    return np.exp(log_ratio / share(length))
+
+
 def _ppo(A, log_ratio, length, obj):
-    """PPO's clipped surrogate of the answer's ratio ρ (GRPO's; verl b178a3c "vanilla", TRL f2cd577
-    "grpo"): weight Aρ, or 0 where the clip takes over (clipped_surrogate_weights)."""
-    return clipped_surrogate_weights(A, np.exp(log_ratio), obj.clip_low, obj.clip_high, obj.clip_c)
+    """PPO's clipped surrogate of a token's ratio (GRPO's; verl b178a3c "vanilla", TRL f2cd577
+    "grpo"; token_ratio: the answer's ρ itself unless ratio_tokens spreads it): weight A·r, or 0
+    where the clip takes over (clipped_surrogate_weights)."""
+    return clipped_surrogate_weights(A, token_ratio(log_ratio, length, obj), obj.clip_low, obj.clip_high,
+                                     obj.clip_c)
 
 
 def _gspo(A, log_ratio, length, obj):
@@ -107,9 +138,10 @@ def _gspo(A, log_ratio, length, obj):
 
 
 def _cispo(A, log_ratio, length, obj):
-    """CISPO (MiniMax-M1, 2025; verl b178a3c "cispo"): the stopped weight clip(ρ, 1 − ε_low, 1 + ε_high)·A
-    on ∇log π(y): the clip caps a weight and zeroes none; `clipped` marks the capped ones."""
-    ratio = np.exp(log_ratio)
+    """CISPO (MiniMax-M1, 2025; verl b178a3c "cispo"): the stopped weight clip(r, 1 − ε_low, 1 + ε_high)·A
+    on ∇log π(y), r a token's ratio (token_ratio): the clip caps a weight and zeroes none; `clipped`
+    marks the capped ones."""
+    ratio = token_ratio(log_ratio, length, obj)
     held = np.clip(ratio, 1 - obj.clip_low, 1 + obj.clip_high)
     return held * A, held != ratio
 

@@ -325,7 +325,8 @@ def update_policy(z, b, A, ref_y, gain, obj, lr, shared, length):
         shared_move = partial(shared_weights_step, lr=lr, shared_lr=shared.lr, moved=moved,
                               cell=b.seed_of[:, None] * shared.n_types + shared.types[b.prompt_of])  # [R, M]
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is caught by the caller
-        length_y = length[b.prompt_of[:, None], b.y] if obj.policy_loss == "gspo" else None  # [R, G]
+        reads_length = obj.policy_loss == "gspo" or obj.ratio_tokens != "one"
+        length_y = length[b.prompt_of[:, None], b.y] if reads_length else None  # [R, G]
         z, clipped = policy_updates(z, b.y, A, b.pi, lr, obj, ref_y, gain, shared_move, length_y)
     if moved is None:
         return z, clipped, None

@@ -106,6 +106,37 @@ def test_gspo_on_answers_of_one_token_is_ppo():
     np.testing.assert_array_equal(ppo[1], gspo[1])
 
 
+def test_a_per_token_clip_with_the_log_ratio_spread_evenly_is_gspos_and_on_few_tokens_its_root():
+    """ratio_tokens: PPO's clip of a token's ratio with the log-ratio spread over all an answer's
+    tokens is GSPO's sequence clip, bit for bit (weights and clipped marks, μ = 3); on few tokens
+    (4, or |y| where shorter) a token's ratio is ρ^(1/n): PPO's weight A·ρ^(1/n) or 0 where it
+    leaves [0.8, 1.2], CISPO's the capped ρ^(1/n) times A (by hand, answers on either side)."""
+    from rlvr.objective import FEW_TOKENS, POLICY_LOSSES
+
+    z0, y, A, length = _batch(seed=2)
+    lo, hi = 0.02, 0.03
+    gspo = policy_updates(z0, y, A, softmax(z0), 1.5, Objective(epochs=3, clip_low=lo, clip_high=hi,
+                          policy_loss="gspo", loss_agg="seq-mean-token-mean"), length=length)
+    even = policy_updates(z0, y, A, softmax(z0), 1.5, Objective(epochs=3, clip_low=lo, clip_high=hi,
+                          loss_agg="seq-mean-token-mean", ratio_tokens="even"), length=length)
+    np.testing.assert_array_equal(gspo[0], even[0])
+    np.testing.assert_array_equal(gspo[1], even[1])
+    log_ratio = np.log(np.array([[1.5, 0.3, 1.04, 2.5]]))
+    L = np.array([[10.0, 10.0, 2.0, 8.0]])
+    n = np.minimum(L, FEW_TOKENS)  # [[4, 4, 2, 4]]
+    A1 = np.array([[1.0, -1.0, 1.0, 1.0]])
+    obj = Objective(clip_low=0.2, clip_high=0.2, ratio_tokens="few")
+    W, clipped = POLICY_LOSSES["ppo"](A1, log_ratio, L, obj)
+    r = np.exp(log_ratio / n)  # [1.107, 0.740, 1.020, 1.257]
+    assert clipped.tolist() == [[False, True, False, True]]
+    np.testing.assert_allclose(W, np.where(clipped, 0.0, A1 * r))
+    Wc, capped = POLICY_LOSSES["cispo"](A1, log_ratio, L, obj._replace(policy_loss="cispo"))
+    np.testing.assert_allclose(Wc, np.clip(r, 0.8, 1.2) * A1)
+    assert capped.tolist() == [[False, True, False, True]]
+    with pytest.raises(ValueError, match="ratio_tokens 'even' reads each sampled answer's length"):
+        POLICY_LOSSES["ppo"](A1, log_ratio, None, obj._replace(ratio_tokens="even"))
+
+
 def test_cispo_keeps_the_gradient_where_ppo_zeroes_it():
     """ρ beyond the clip: PPO's weight is 0, CISPO's the capped ratio times A (never 0 where A is not)."""
     A = np.array([[1.0, -1.0, 1.0]])
@@ -191,6 +222,9 @@ def test_random_rewards_move_the_logits_in_expectation_with_minibatches_only_thr
     ({"policy_loss": "cispo", "clip_c": 3.0}, "clip_c = 3 with policy_loss = 'cispo'"),
     ({"policy_loss": "grpo"}, "policy_loss = 'grpo'; allowed: ppo, gspo, cispo"),
     ({"minibatches": 0}, "minibatches = 0 must be a whole number >= 1"),
+    ({"policy_loss": "gspo", "loss_agg": "seq-mean-token-mean", "ratio_tokens": "even"},
+     "ratio_tokens = 'even' with policy_loss = 'gspo'"),
+    ({"ratio_tokens": "all"}, "ratio_tokens = 'all'; allowed: one, few, even"),
 ])
 def test_a_bad_policy_loss_is_refused_before_training(knobs, message):
     with pytest.raises(ValueError, match=message):

@@ -15,6 +15,7 @@ from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
+from ..objective import FEW_TOKENS
 from ..specs import TrainRow
 from ..text import number
 
@@ -24,7 +25,8 @@ SWITCHABLE = True
 FRAMES = ('task', 'runs', 'curves')  # the results its table, claims and figures read (rlvr/io.py)
 ROWS = True
 EXPERIMENT = "policy_losses"
-SHOWN = ("policy_loss", "epochs", "minibatches", "clip_low", "clip_high")
+SHOWN = ("policy_loss", "epochs", "minibatches", "clip_low", "clip_high", "ratio_tokens")
+TOKENS = {"one": "1 token", "few": "4 tokens", "even": "every token"}  # objective.RATIO_TOKENS, in words
 
 _ROW = {"method": "grpo", "lr": 2.0, "loss_agg": "seq-mean-token-mean"}
 CONFIG = {
@@ -35,6 +37,8 @@ CONFIG = {
         dict(_ROW),  # μ = m = 1: on-policy, every policy loss is this update
         dict(_ROW, policy_loss=["ppo", "cispo"], epochs=4),
         dict(_ROW, policy_loss="gspo", clip_low=3e-4, clip_high=4e-4, epochs=4),
+        # the clip and the cap of a token's ratio, the answer's log-ratio shared by 4 tokens or all
+        dict(_ROW, policy_loss=["ppo", "cispo"], epochs=4, ratio_tokens=["few", "even"]),
         dict(_ROW, policy_loss=["ppo", "cispo"], minibatches=4),
         dict(_ROW, policy_loss="gspo", clip_low=3e-4, clip_high=4e-4, minibatches=4),
     ],
@@ -43,22 +47,26 @@ CONFIG = {
 TEXT = {
     "en": {
         "title": "Demo {number}: the policy loss where π has moved from π_old ({method}, lr {lr:g}, {pps} prompts x {G} answers, {steps} steps, seq-mean-token-mean; mean ± s.e. over {n} seeds)",  # noqa: E501
-        "head": ["policy loss", "μ", "m", "ε_low / ε_high", "final pass@1", "Δ vs μ = m = 1",
+        "head": ["policy loss", "μ", "m", "ε_low / ε_high", "log ρ on", "final pass@1", "Δ vs μ = m = 1",
                  "entropy (nats)", "Δ vs μ = m = 1", "clipped"],
         "note": [
             "μ: passes over a batch; m: minibatches of it, one update each (each answer once a pass).",
             "Δ: paired over seeds. clipped: share of (answer, update) pairs the clip acted on over the whole",
             "run, zeroed (ppo, gspo) or capped (cispo); a batch's first update is on-policy, never clipped.",
+            "log ρ on: the tokens an answer's log-ratio is shared by, whose ratio ppo clips and cispo caps",
+            "(1 token: the answer's ρ; 4 tokens: ρ^(1/4); every token: ρ^(1/|y|), GSPO's ratio).",
         ],
     },
     "zh": {
         "title": "演示 {number}：π 偏离 π_old 之后的策略损失（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步，seq-mean-token-mean；{n} 个种子的平均 ± 标准误）",  # noqa: E501
-        "head": ["策略损失", "μ", "m", "ε_low / ε_high", "训练后 pass@1", "与 μ = m = 1 之差", "熵（nats）",
-                 "与 μ = m = 1 之差", "被裁剪"],
+        "head": ["策略损失", "μ", "m", "ε_low / ε_high", "log ρ 分布于", "训练后 pass@1", "与 μ = m = 1 之差",
+                 "熵（nats）", "与 μ = m = 1 之差", "被裁剪"],
         "note": [
             "μ：一批数据上的遍数；m：一批分成的小批数，每个小批一次更新（每遍每个回答用一次）。差值按种子配对。",
             "被裁剪：整个训练期间裁剪起作用的（回答, 更新）对所占比例，置零（ppo、gspo）或封顶（cispo）；",
             "每批的第一次更新是同策略的，从不裁剪。",
+            "log ρ 分布于：回答的对数比值均分到的词元数，ppo 裁剪、cispo 封顶的是词元的比值",
+            "（1 个词元：回答的 ρ；4 个词元：ρ^(1/4)；每个词元：ρ^(1/|y|)，即 GSPO 的比值）。",
         ],
     },
 }
@@ -101,6 +109,7 @@ def table(frames, L):
             f"{cfg['epochs']}",
             f"{cfg['minibatches']}",
             "" if one else f"{number(cfg['clip_low'])} / {number(cfg['clip_high'])}",
+            "" if one or cfg["policy_loss"] == "gspo" else TOKENS[cfg["ratio_tokens"]],
             A.pm(g["final_pass1"]),
             "" if one else R.delta(g, base, "final_pass1", 4),
             A.pm(g["entropy"]),
@@ -115,7 +124,9 @@ def table(frames, L):
 
 def _words(cfg):
     passes = f"μ = {cfg['epochs']}" if cfg["epochs"] > 1 else f"m = {cfg['minibatches']} minibatches"
-    return f"{cfg['policy_loss']} ({passes}, ε {number(cfg['clip_low'])} / {number(cfg['clip_high'])})"
+    tokens = "" if cfg["ratio_tokens"] == "one" else f", log ρ on {TOKENS[cfg['ratio_tokens']]}"
+    eps = f"ε {number(cfg['clip_low'])} / {number(cfg['clip_high'])}"
+    return f"{cfg['policy_loss']} ({passes}, {eps}{tokens})"
 
 
 def claims(frames):
@@ -127,14 +138,14 @@ def claims(frames):
         return []
     one = {"epochs": 1, "minibatches": 1}
     seeds = runs["seed"].nunique()
-    by_passes = {}  # (μ, m) -> [(cfg, Δ pass@1, Δ entropy)]
+    by_passes = {}  # (μ, m, ratio_tokens) -> [(cfg, Δ pass@1, Δ entropy)]
     for cfg, _ in _moved(runs):
         this = {k: cfg[k] for k in SHOWN}
-        by_passes.setdefault((cfg["epochs"], cfg["minibatches"]), []).append(
+        by_passes.setdefault((cfg["epochs"], cfg["minibatches"], cfg["ratio_tokens"]), []).append(
             (cfg, K.paired(runs, "final_pass1", this, one), K.paired(runs, "entropy", this, one)))
     out = []
-    for (mu, m), settings in by_passes.items():
-        key = f"mu{mu}" if m == 1 else f"m{m}"
+    for (mu, m, tokens), settings in by_passes.items():
+        key = (f"mu{mu}" if m == 1 else f"m{m}") + ("" if tokens == "one" else f"_{tokens}")
         parts = [f"{_words(cfg)} {K.change(p, 'the final pass@1', 4)} and "
                  f"{K.change(h, 'the entropy', 4, ' nats')}" for cfg, p, h in settings]
         out.append(K.Claim(key, "Against one update a batch, paired by seed: " + "; ".join(parts)
@@ -145,7 +156,8 @@ def claims(frames):
                 d = K.paired(runs, "final_pass1", {k: b[k] for k in SHOWN}, {k: a[k] for k in SHOWN})
                 pairs.append((a, b, d))
         if pairs:
-            where = f"μ = {mu}" if m == 1 else f"m = {m} minibatches"
+            where = (f"μ = {mu}" if m == 1 else f"m = {m} minibatches") + (
+                "" if tokens == "one" else f", log ρ on {TOKENS[tokens]}")
             out.append(K.Claim(f"{key}_between", (
                 f"At {where}, the final pass@1 paired by seed: "
                 + "; ".join(f"{b['policy_loss']} {K.change(d, 'it', 4)} against {a['policy_loss']}"
@@ -157,9 +169,10 @@ def claims(frames):
 
 
 def _windows(frames, runs):
-    """The window each clip puts on an answer's ratio ρ = π(y)/π_old(y): PPO's and CISPO's on ρ
-    itself, as if the answer were one token; GSPO's on ρ^(1/|y|), so on ρ it is
-    [(1 − ε_low)^|y|, (1 + ε_high)^|y|], at the task's mean answer length (by construction)."""
+    """The window each clip puts on an answer's ratio ρ = π(y)/π_old(y): PPO's and CISPO's on a
+    token's ratio, ρ itself where the log-ratio is on one token, ρ^(1/n) where n tokens share it;
+    GSPO's on ρ^(1/|y|); so on ρ it is [(1 − ε_low)^n, (1 + ε_high)^n], at the task's mean answer
+    length where n is |y| (by construction)."""
     task = frames.get("task")
     if task is None:
         return []
@@ -168,19 +181,31 @@ def _windows(frames, runs):
     parts, spans = [], []
     for cfg, _ in _moved(runs):
         lo, hi = 1 - cfg["clip_low"], 1 + cfg["clip_high"]
+        tokens = cfg["ratio_tokens"]
+        name = cfg["policy_loss"] + ("" if tokens == "one" else f" (log ρ on {TOKENS[tokens]})")
+        if cfg["ratio_tokens"] == "few":
+            lo, hi = lo ** FEW_TOKENS, hi ** FEW_TOKENS
+        elif cfg["ratio_tokens"] == "even":
+            lo, hi = lo ** length, hi ** length
         if cfg["policy_loss"] == "gspo":
             spans.append(f"[{lo ** shortest:.2f}, {hi ** shortest:.2f}] at its shortest answer "
                          f"({shortest:.0f} tokens) to [{lo ** longest:.2f}, {hi ** longest:.2f}] at its "
                          f"longest ({longest:.0f})")
             lo, hi = lo ** length, hi ** length
-        if (cfg["policy_loss"], lo, hi) not in [p[:3] for p in parts]:
-            parts.append((cfg["policy_loss"], lo, hi))
-    windows = ", ".join(f"{name} [{lo:.2f}, {hi:.2f}]" for name, lo, hi in parts)
+        if (name, lo, hi) not in [p[:3] for p in parts]:
+            parts.append((name, lo, hi))
+    windows = ", ".join(f"{name} [{_bound(lo)}, {_bound(hi)}]" for name, lo, hi in parts)
     return [K.Claim("windows", (
         "By construction, the window each clip puts on an answer's ratio ρ = π(y)/π_old(y) (the "
-        f"toy's answer is one choice, so its ratio is the whole answer's): {windows}; GSPO's on "
-        f"ρ^(1/|y|), here at the task's mean answer length of {length:.0f} tokens"
-        + (f", from {spans[0]}" if spans else "")), ())]
+        f"toy's answer is one choice, so its ratio is the whole answer's; PPO's and CISPO's on a "
+        f"token's ratio, ρ^(1/n) where n tokens share log ρ): {windows}; GSPO's on ρ^(1/|y|) and a "
+        f"token's on ρ^(1/|y|) where every token shares it, here at the task's mean answer length of "
+        f"{length:.0f} tokens" + (f", from {spans[0]}" if spans else "")), ())]
+
+
+def _bound(x):
+    """A window's bound in words: two decimals, or a power of ten where it is far from 1."""
+    return f"{x:.2f}" if 0.01 <= x <= 100 else f"{x:.0e}"
 
 
 def policy_losses(curves):
@@ -194,11 +219,11 @@ def policy_losses(curves):
     method = c["method"].iloc[0]
     base = A.select_rows(c, epochs=1, minibatches=1)
     moved = c[c["epochs"] * c["minibatches"] > 1]
-    columns = list(dict.fromkeys(zip(moved["epochs"], moved["minibatches"])))
+    columns = list(dict.fromkeys(zip(moved["epochs"], moved["minibatches"], moved["ratio_tokens"])))
     losses = list(dict.fromkeys(moved["policy_loss"]))
     fig, axes = F.subplots(2, max(len(columns), 1), height=4.2, sharex=True, sharey="row")
-    for j, (mu, m) in enumerate(columns):
-        here = A.select_rows(moved, epochs=mu, minibatches=m)
+    for j, (mu, m, tokens) in enumerate(columns):
+        here = A.select_rows(moved, epochs=mu, minibatches=m, ratio_tokens=tokens)
         for k, loss in enumerate(losses):
             run = here[here["policy_loss"] == loss]
             if not len(run):
@@ -213,7 +238,8 @@ def policy_losses(curves):
             s = A.over_seeds(run[run["step"] > 0], "step", "clip_frac")
             F.line(axes[1, j], s.index, s, method, **look)
         axes[0, j].axhline(0, color="0.4", lw=0.8, zorder=1)
-        axes[0, j].set_title(f"μ = {mu} passes" if m == 1 else f"m = {m} minibatches")
+        axes[0, j].set_title((f"μ = {mu} passes" if m == 1 else f"m = {m} minibatches")
+                             + ("" if tokens == "one" else f"\nlog ρ on {TOKENS[tokens]}"))
         axes[-1, j].set_xlabel("training step")
     axes[0, 0].set_ylabel("Δ exact pass@1 vs one\nupdate a batch, same seed")
     axes[1, 0].set_ylabel("(answer, update) pairs\nthe clip acted on")
