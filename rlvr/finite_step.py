@@ -23,7 +23,7 @@ from math import lgamma
 import numpy as np
 
 from .estimators import ESTIMATORS, advantages
-from .objective import Objective, policy_updates
+from .objective import Objective, aggregation_weights, policy_updates
 from .policy import log_softmax, softmax
 from .rewards import REWARDS
 from .specs import TrainRow, from_json
@@ -109,23 +109,29 @@ def enumerable(method):
     return not est.batch and set(est.needs) <= {"correctness"}
 
 
+# the aggregations whose weight of an answer does not depend on the rest of its batch
+PER_ANSWER_AGGREGATIONS = ("seq-mean-token-sum-norm", "seq-mean-token-mean")
+
+
 def batchable(row):
     """Whether one_batch makes a training row's update as training does: one task policy (no
     shared weights), on-policy draws (no stale or perturbed sampler, no dynamic sampling), one
-    correct answer, every answer's loss alike (the lecture's aggregation), a KL penalty in the
-    loss if any, and advantages that read the rewards alone."""
+    correct answer, an answer's loss weighed by itself alone (the lecture's aggregation, or its
+    tokens averaged), a KL penalty in the loss if any, and advantages that read the rewards alone."""
     return (not row.shared_lr and not row.sampler_lag and not row.sampler_noise and not row.max_rounds
-            and row.correct_answers == 1 and row.loss_agg == "seq-mean-token-sum-norm"
+            and row.correct_answers == 1 and row.loss_agg in PER_ANSWER_AGGREGATIONS
             and (not row.kl_beta or row.kl_placement == "loss") and enumerable(row.method))
 
 
-def one_batch(logits, row, G, n_groups, rng, length=None):
+def one_batch(logits, row, G, n_groups, rng, length=None, unit=1.0):
     """One batch of a training row's updates (its objective: μ passes, m minibatches, its clip and
-    policy loss; rlvr.objective.policy_updates, the training code's own) from each prompt of
-    logits [P, M], by Monte Carlo: n_groups groups of G answers a prompt, drawn with their
-    rewards (the row's reward function, rlvr/rewards.py). Per prompt and group, of the answer
-    likeliest before the batch: the change of its logit against the mean logit, and of its
-    probability: two [P, n_groups] arrays. length [P, M]: each answer's tokens (GSPO reads them)."""
+    policy loss, its aggregation's weights; rlvr.objective.policy_updates, the training code's own)
+    from each prompt of logits [P, M], by Monte Carlo: n_groups groups of G answers a prompt, drawn
+    with their rewards (the row's reward function, rlvr/rewards.py). Per prompt and group, of the
+    answer likeliest before the batch: the change of its logit against the mean logit, and of its
+    probability; and the share of (answer, update) pairs the clip acted on, as training counts
+    them: three [P, n_groups] arrays. length [P, M]: each answer's tokens (GSPO, ratio_tokens and
+    seq-mean-token-mean read them); unit: the task's mean answer length (the aggregation's)."""
     P, M = logits.shape
     pi = softmax(logits)  # [P, M]
     z = np.repeat(logits, n_groups, axis=0)  # [R, M], R = P x n_groups
@@ -138,16 +144,19 @@ def one_batch(logits, row, G, n_groups, rng, length=None):
     A = advantages(r, row.method)
     ref_y = np.take_along_axis(log_softmax(z), y, axis=1)  # the batch starts at the reference
     length_y = None if length is None else np.take_along_axis(np.repeat(length, n_groups, axis=0), y, axis=1)
-    after, _ = policy_updates(z, y, A, pi_rows, row.lr, Objective.of(row), ref_y, length=length_y)
+    obj = Objective.of(row)
+    gain = aggregation_weights(obj.loss_agg, length_y, unit=unit)  # None for the lecture's
+    after, clipped = policy_updates(z, y, A, pi_rows, row.lr, obj, ref_y, gain, length=length_y)
     top = np.argmax(pi, axis=1).repeat(n_groups)  # [R]
     rows = np.arange(len(z))
     dz = after - z
     d_logit = dz[rows, top] - dz.mean(axis=1)
     d_p = softmax(after)[rows, top] - pi_rows[rows, top]
-    return d_logit.reshape(P, n_groups), d_p.reshape(P, n_groups)
+    clip = clipped / (G * obj.epochs)  # [R]: each answer is updated once a pass
+    return d_logit.reshape(P, n_groups), d_p.reshape(P, n_groups), clip.reshape(P, n_groups)
 
 
-def _mean_and_se(values):
+def mean_and_se(values):
     """The mean over prompts of each prompt's mean over groups, [P, n], and its standard error."""
     P, n = values.shape
     return values.mean(), np.sqrt(values.var(axis=1, ddof=1).sum() / n) / P
@@ -185,8 +194,9 @@ def batch_rows(task, rows, G, n_groups, seed, level=3):
     for i, row in enumerate(rows):
         if not batchable(row):
             continue
-        d_logit, d_p = one_batch(logits, row, G, n_groups, np.random.default_rng([seed, i]), length)
-        (zl, zl_se), (dp, dp_se) = _mean_and_se(d_logit), _mean_and_se(d_p)
+        d_logit, d_p, _ = one_batch(logits, row, G, n_groups, np.random.default_rng([seed, i]), length,
+                                    float(np.mean(task["length"])))
+        (zl, zl_se), (dp, dp_se) = mean_and_se(d_logit), mean_and_se(d_p)
         out.append({"source": "batch", "method": row.method, "lr": row.lr, "reward": row.reward,
                     "epochs": row.epochs, "minibatches": row.minibatches,
                     "clip_low": row.clip_low, "clip_high": row.clip_high,  # no clip: 1 and inf, as in runs

@@ -97,9 +97,9 @@ def test_one_batch_by_monte_carlo_agrees_with_the_exact_expected_logit_change(kn
     row = TrainRow(experiment="spurious_rewards", method="grpo", lr=2.0, reward_offset=0.0, G=4,
                    prompts_per_step=1, steps=1, max_rounds=0, value_lr=0.0, eval_every=1, k=(1,),
                    seeds=(), reward="random_half", **knobs)
-    d_logit, _ = F.one_batch(logits[None], row, 4, 20_000, np.random.default_rng(3))
+    d_logit, _, _ = F.one_batch(logits[None], row, 4, 20_000, np.random.default_rng(3))
     exact = random_reward_logit_change(logits, 4, "grpo", Objective.of(row), 2.0)
-    mean, se = F._mean_and_se(d_logit)
+    mean, se = F.mean_and_se(d_logit)
     assert abs(mean - (exact[0] - exact.mean())) < 3 * se, (mean, se, exact)
 
 
@@ -122,3 +122,36 @@ def test_the_plan_enumerates_only_what_fits_and_names_every_estimator_it_runs():
     assert "sample_sign" not in json.loads(binding.finite_step_spec(C.train_rows(big), 16))
     off = C.validate_config({"negative_samples": {"enabled": False}, "spurious_rewards": {"enabled": False}})
     assert binding.finite_step_spec(C.train_rows(off), 16) == ""
+
+
+@pytest.mark.parametrize("knobs", [{"policy_loss": "cispo", "ratio_tokens": "few"},
+                                   {"policy_loss": "ppo", "ratio_tokens": "one"}])
+def test_one_batch_of_averaged_tokens_is_trainings_first_step(knobs):
+    """demo 18's first batch (finite_step.one_batch with its aggregation's weights, unit/|y|, and
+    ratio_tokens): GRPO at μ = 4, lr 2, seq-mean-token-mean, from a 4-prompt task's reference:
+    the likeliest answer's E[Δπ] per prompt and the clipped share of (answer, update) pairs, by
+    Monte Carlo (3,000 groups a prompt), within 3 s.e. of 3,000 seeds of training's first step
+    (rlvr.training.train, every prompt in the batch)."""
+    from rlvr.specs import TrainRow
+    from rlvr.training import train
+
+    task = make_task(P=4, M=4, seed=3)
+    G, n = 8, 3000
+    obj = {"epochs": 4, "loss_agg": "seq-mean-token-mean", **knobs}
+    outs = train(task, "grpo", 1, 4, G, 2.0, list(range(n)), **obj)
+    pi0 = softmax(task["logits"])  # [P, M]
+    top = pi0.argmax(axis=1)
+    rows = np.arange(4)
+    d_p = np.stack([softmax(o["logits"])[rows, top] - pi0[rows, top] for o in outs])  # [n, P]
+    clip = np.array([o["history"][-1].clip_frac for o in outs])  # [n]: over the batch's 4 prompts
+    row = TrainRow(experiment="policy_losses", method="grpo", lr=2.0, reward_offset=0.0, G=G,
+                   prompts_per_step=1, steps=1, max_rounds=0, value_lr=0.0, eval_every=1, k=(1,), seeds=(),
+                   **obj)
+    length = np.asarray(task["length"], float)
+    _, mc_p, mc_clip = F.one_batch(np.asarray(task["logits"], float), row, G, n, np.random.default_rng(5),
+                                   length, length.mean())  # [P, n] each
+    for a, b in ((d_p.T, mc_p), (clip[None], mc_clip.mean(axis=0, keepdims=True))):
+        diff = a.mean(axis=1) - b.mean(axis=1)
+        se = np.sqrt(a.var(axis=1, ddof=1) / a.shape[1] + b.var(axis=1, ddof=1) / b.shape[1])
+        assert (np.abs(diff) < 3 * se).all(), (diff, se)
+    assert mc_clip.mean() > 0.01  # the clip acts: the comparison sees it

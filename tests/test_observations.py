@@ -629,7 +629,7 @@ def test_demo18_cispo_ends_above_ppo_at_four_passes_and_gspo_with_ppo(default_re
     runs = runs[runs["experiment"] == "policy_losses"]
 
     def final(loss, mu, m):
-        sel = runs[(runs["epochs"] == mu) & (runs["minibatches"] == m)]
+        sel = runs[(runs["epochs"] == mu) & (runs["minibatches"] == m) & (runs["ratio_tokens"] == "one")]
         if loss:
             sel = sel[sel["policy_loss"] == loss]
         assert sel["seed"].is_unique and len(sel) == 10

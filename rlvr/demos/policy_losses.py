@@ -10,13 +10,17 @@ policy loss differs; with μ = m = 1 all three are one update, by construction. 
 below is: rlvr/demos/__init__.py.
 """
 
+import numpy as np
+
 from .. import analysis as A
 from .. import claims as K
 from .. import figures as F
 from .. import render as R
 from .. import style
+from ..finite_step import batchable, mean_and_se, one_batch
 from ..objective import FEW_TOKENS
 from ..specs import TrainRow
+from ..task import LEVEL_KEYS
 from ..text import number
 
 NUMBER = 18  # its place in the order; its table is demo18_policy_losses
@@ -27,6 +31,7 @@ ROWS = True
 EXPERIMENT = "policy_losses"
 SHOWN = ("policy_loss", "epochs", "minibatches", "clip_low", "clip_high", "ratio_tokens")
 TOKENS = {"one": "1 token", "few": "4 tokens", "even": "every token"}  # objective.RATIO_TOKENS, in words
+FIRST_BATCH = {"groups": 400, "seed": 18, "level": "easy"}  # the first batch's Monte Carlo (first_batch)
 
 _ROW = {"method": "grpo", "lr": 2.0, "loss_agg": "seq-mean-token-mean"}
 CONFIG = {
@@ -56,6 +61,8 @@ TEXT = {
             "log ρ on: the tokens an answer's log-ratio is shared by, whose ratio ppo clips and cispo caps",
             "(1 token: the answer's ρ; 4 tokens: ρ^(1/4); every token: ρ^(1/|y|), GSPO's ratio).",
         ],
+        "first": "one batch from the reference on the easy prompts, through the training update, by Monte Carlo ({n} groups a prompt; mean ± s.e.)",  # noqa: E501
+        "first_head": ["setting", "Δπ(likeliest answer)", "clipped"],
     },
     "zh": {
         "title": "演示 {number}：π 偏离 π_old 之后的策略损失（{method}，学习率 {lr:g}，每步 {pps} 道题 × {G} 个回答，{steps} 步，seq-mean-token-mean；{n} 个种子的平均 ± 标准误）",  # noqa: E501
@@ -68,6 +75,8 @@ TEXT = {
             "log ρ 分布于：回答的对数比值均分到的词元数，ppo 裁剪、cispo 封顶的是词元的比值",
             "（1 个词元：回答的 ρ；4 个词元：ρ^(1/4)；每个词元：ρ^(1/|y|)，即 GSPO 的比值）。",
         ],
+        "first": "从参考策略出发、在简单题上的一批更新，经训练代码本身，蒙特卡洛（每题 {n} 组；平均 ± 标准误）",  # noqa: E501
+        "first_head": ["设置", "Δπ(最可能的回答)", "被裁剪"],
     },
 }
 
@@ -119,7 +128,38 @@ def table(frames, L):
         ])
         n.append(g["seed"].nunique())
     head, rows = R.with_others(list(L["head"]), rows, L["other"])
-    return (R.title(L, runs.iloc[0], min(n)), [("", head, rows)], L["note"])
+    first = first_batch(frames, runs)
+    batch = [(L["first"].format(n=FIRST_BATCH["groups"]), L["first_head"],
+              [[_words(cfg), f"{dp:+.4f} ± {dp_se:.4f}", f"{clip:.1%} ± {clip_se:.1%}"]
+               for cfg, (dp, dp_se, clip, clip_se) in first])] if first else []
+    return (R.title(L, runs.iloc[0], min(n)), [("", head, rows), *batch], L["note"])
+
+
+def first_batch(frames, runs):
+    """[(cfg, (E[Δπ(top)], its s.e., the clipped share of (answer, update) pairs, its s.e.))] of
+    one batch of each moved setting from the task's reference, on its easy prompts, by Monte Carlo
+    through the training update itself (finite_step.one_batch; FIRST_BATCH groups a prompt, a
+    generator seeded by FIRST_BATCH and the setting's place); [] without the task or where a
+    setting's update is not one_batch's (finite_step.batchable)."""
+    task = frames.get("task")
+    if task is None:
+        return []
+    at = (task["level"] == LEVEL_KEYS.index(FIRST_BATCH["level"])).to_numpy()
+    logits = task[[c for c in task if c.startswith("logit_")]].to_numpy()
+    length = task[[c for c in task if c.startswith("length_")]].to_numpy().astype(float)
+    r, out = runs.iloc[0], []
+    for i, (cfg, _) in enumerate(_moved(runs)):
+        row = TrainRow(experiment=EXPERIMENT, method=r["method"], lr=float(r["lr"]), reward_offset=0.0,
+                       G=int(r["G"]), prompts_per_step=1, steps=1, max_rounds=0, value_lr=0.0, eval_every=1,
+                       k=(1,), seeds=(), loss_agg=r["loss_agg"], **{k: cfg[k] for k in SHOWN})
+        if not batchable(row):
+            continue
+        rng = np.random.default_rng([FIRST_BATCH["seed"], i])
+        _, d_p, clip = one_batch(logits[at], row, row.G, FIRST_BATCH["groups"], rng, length[at],
+                                 length.mean())
+        out.append((cfg, (*mean_and_se(d_p), *mean_and_se(clip))))
+    return out
+
 
 
 def _words(cfg):
@@ -165,6 +205,14 @@ def claims(frames):
     shares = "; ".join(f"{_words(cfg)} {g['clip_run'].mean():.1%}" for cfg, g in _moved(runs))
     out.append(K.Claim("clip_share", "The share of (answer, update) pairs the clip acted on over the run "
                        f"(zeroed by ppo and gspo, capped by cispo): {shares}", ()))
+    first = first_batch(frames, runs)
+    if first:
+        each = "; ".join(f"{_words(cfg)} {dp:+.4f} ± {dp_se:.4f}, clipped {clip:.1%} ± {clip_se:.1%}"
+                         for cfg, (dp, dp_se, clip, clip_se) in first)
+        out.append(K.Claim("first_batch", (
+            f"One batch from the reference on the {FIRST_BATCH['level']} prompts, by Monte Carlo "
+            f"({FIRST_BATCH['groups']} groups a prompt, mean ± s.e.): the likeliest answer's change of "
+            f"probability, and the share of (answer, update) pairs the clip acted on: {each}"), ()))
     return out + _windows(frames, runs)
 
 
