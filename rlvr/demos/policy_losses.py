@@ -30,7 +30,7 @@ FRAMES = ('task', 'runs', 'curves')  # the results its table, claims and figures
 ROWS = True
 EXPERIMENT = "policy_losses"
 SHOWN = ("policy_loss", "epochs", "minibatches", "clip_low", "clip_high", "ratio_tokens")
-TOKENS = {"one": "1 token", "few": "4 tokens", "even": "every token"}  # objective.RATIO_TOKENS, in words
+TOKENS = {"one": "1 token", "few": f"{FEW_TOKENS} tokens", "even": "every token"}  # objective.RATIO_TOKENS
 FIRST_BATCH = {"groups": 400, "seed": 18, "level": "easy"}  # the first batch's Monte Carlo (first_batch)
 
 _ROW = {"method": "grpo", "lr": 2.0, "loss_agg": "seq-mean-token-mean"}
@@ -161,6 +161,17 @@ def first_batch(frames, runs):
     return out
 
 
+def _same(d):
+    """Whether a paired difference is exactly 0 on every seed (neither setting's clip acted)."""
+    return d.mean == 0 and d.se == 0
+
+
+def _versus(a, b, d):
+    """b's final pass@1 against a's, paired by seed, in words."""
+    if _same(d):
+        return f"{b['policy_loss']} ends at exactly {a['policy_loss']}'s on every seed"
+    return f"{b['policy_loss']} {K.change(d, 'it', 4)} against {a['policy_loss']}"
+
 
 def _words(cfg):
     passes = f"μ = {cfg['epochs']}" if cfg["epochs"] > 1 else f"m = {cfg['minibatches']} minibatches"
@@ -200,8 +211,8 @@ def claims(frames):
                 "" if tokens == "one" else f", log ρ on {TOKENS[tokens]}")
             out.append(K.Claim(f"{key}_between", (
                 f"At {where}, the final pass@1 paired by seed: "
-                + "; ".join(f"{b['policy_loss']} {K.change(d, 'it', 4)} against {a['policy_loss']}"
-                            for a, b, d in pairs) + f" ({seeds} seeds)"), tuple(d for _, _, d in pairs)))
+                + "; ".join(_versus(a, b, d) for a, b, d in pairs) + f" ({seeds} seeds)"),
+                tuple(d for _, _, d in pairs if not _same(d))))
     shares = "; ".join(f"{_words(cfg)} {g['clip_run'].mean():.1%}" for cfg, g in _moved(runs))
     out.append(K.Claim("clip_share", "The share of (answer, update) pairs the clip acted on over the run "
                        f"(zeroed by ppo and gspo, capped by cispo): {shares}", ()))
