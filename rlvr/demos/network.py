@@ -404,7 +404,9 @@ PREDICTIONS = (
                                            "averaged; the network: μ = 2)",
                                      "zh": "GRPO 的 pass@1：CISPO − PPO 裁剪（玩具模型：μ = 4，按 token "
                                            "平均；网络：μ = 2）"},
-               ToyPaired("policy_losses", ("passk", 1), {**_GRPO, "epochs": 4, "minibatches": 1},
+               # the toy's PPO clips (and CISPO caps) the whole answer's ratio: its log-ratio on one token
+               ToyPaired("policy_losses", ("passk", 1),
+                         {**_GRPO, "epochs": 4, "minibatches": 1, "ratio_tokens": "one"},
                          {"policy_loss": "cispo"}, {"policy_loss": "ppo"}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2, policy_loss="cispo"),
                                      _net("grpo", epochs=2))),
