@@ -64,7 +64,8 @@ def difference(a, b):
 
 class Comparison(NamedTuple):
     shared: list  # [row] both name
-    # a line per pair of rows: experiment, what differs, mean of A and of B, their difference
+    # a line per pair of rows: experiment, A's row (its method, lr and the settings that tell it
+    # from A's other rows of the experiment), what differs, mean of A and of B, their difference
     # B − A and its standard error se, seeds, paired or not, resolved (rlvr/claims.py resolved)
     pairs: pd.DataFrame
     only_a: list  # [row] left without a partner
@@ -87,12 +88,22 @@ def compare(a, b, y):
         only_a.remove(row_a)
         only_b.remove(row_b)
         mean, se, n, paired, resolved = difference(a[row_a], b[row_b])
-        lines.append({"experiment": row_a.experiment, "differs": ", ".join(differs(row_a, row_b)),
+        lines.append({"experiment": row_a.experiment, "row": name(row_a, a),
+                      "differs": ", ".join(differs(row_a, row_b)),
                       "A": a[row_a].mean(), "B": b[row_b].mean(), "difference": mean, "se": se,
                       "seeds": n, "paired": paired, "resolved": bool(resolved)})
-    columns = ["experiment", "differs", "A", "B", "difference", "se", "seeds", "paired", "resolved"]
+    columns = ["experiment", "row", "differs", "A", "B", "difference", "se", "seeds", "paired", "resolved"]
     seeds = [{row: list(values.index) for row, values in side.items()} for side in (a, b)]
     return Comparison(shared, pd.DataFrame(lines, columns=columns), only_a, only_b, y, *seeds)
+
+
+def name(row, rows):
+    """A row by its method and lr, and every other setting in which it differs from a row of its
+    experiment among rows (an iterable of rows): what tells it apart, "grpo, lr 2, kl_beta 0.1"."""
+    told = [f.name for f in fields(row) if f.name not in (*IGNORED, "method", "lr")
+            and any(other.experiment == row.experiment and getattr(other, f.name) != getattr(row, f.name)
+                    for other in rows)]
+    return ", ".join([row.method, f"lr {_show(row.lr)}", *(f"{k} {_show(getattr(row, k))}" for k in told)])
 
 
 def describe(row):
@@ -113,8 +124,10 @@ def report(c, name_a, name_b):
                    f"(resolved: a two-sided t test at α = {K.ALPHA:g} for the seeds' degrees of freedom, "
                    f"on {K.MIN_SEEDS} seeds or more)")
         width = max(len(d) for d in c.pairs["differs"])
+        named = max(len(r) for r in c.pairs["row"])
         for line in c.pairs.itertuples(index=False):
-            out.append(f"  {line.experiment:<18} {line.differs:<{width}}  A {line.A:.4f}  B {line.B:.4f}  "
+            out.append(f"  {line.experiment:<18} {line.row:<{named}}  {line.differs:<{width}}  "
+                       f"A {line.A:.4f}  B {line.B:.4f}  "
                        f"B − A {line.difference:+.4f} ± {line.se:.4f}  {line.seeds} seeds, "
                        f"{'paired' if line.paired else 'unpaired'}{'  resolved' if line.resolved else ''}")
     for label, rows in (("only in A", c.only_a), ("only in B", c.only_b)):

@@ -33,12 +33,33 @@ def test_rows_are_shared_paired_with_the_nearest_or_left_alone():
     c = compare(a, b, "final_pass1")
     assert c.shared == [same] and c.only_a == [sweep] and c.only_b == [far, kl]
     (line,) = c.pairs.itertuples(index=False)  # grpo lr 2 with grpo lr 4 (one setting), not rloo (three)
-    assert line.differs == "lr 2 → 4"
+    assert line.differs == "lr 2 → 4" and line.row == "grpo, lr 2"
     d = (b[grpo4] - a[grpo2]).dropna()  # the seeds both ran: 1 .. 4
     assert line.seeds == 4 and line.paired
     assert line.difference == pytest.approx(d.mean(), abs=1e-15)
     assert line.se == pytest.approx(d.std(ddof=1) / 2, abs=1e-15)
     assert not line.resolved  # 4 seeds: fewer than the 5 any ordering needs, whatever the difference
+
+
+def test_each_line_names_its_row_by_method_lr_and_what_tells_it_from_the_others():
+    """A sweep compared at G 8 and G 16: every line says G 8 → 16, and names A's row by its method,
+    its lr and the settings in which it differs from A's other rows of its experiment (issue 56:
+    ten identical "lr_sweep G 8 → 16" lines said nothing of which row was which)."""
+    from dataclasses import replace
+
+    from rlvr.compare import report
+
+    rng = np.random.default_rng(1)
+    a_rows = [row("lr_sweep", m, lr) for m in ("grpo", "rloo") for lr in (1.0, 2.0)]
+    a_rows.append(row("lr_sweep", "grpo", 2.0, kl_beta=0.1))
+    a = {r: values(range(5), rng) for r in a_rows}
+    b = {replace(r, G=16): values(range(5), rng) for r in a_rows}
+    c = compare(a, b, "final_pass1")
+    assert set(c.pairs["differs"]) == {"G 8 → 16"}
+    assert list(c.pairs["row"]) == ["grpo, lr 1, kl_beta 0", "grpo, lr 2, kl_beta 0", "rloo, lr 1, kl_beta 0",
+                                    "rloo, lr 2, kl_beta 0", "grpo, lr 2, kl_beta 0.1"]
+    lines = [line.split() for line in report(c, "a.yaml", "b.yaml") if line.startswith("  lr_sweep")]
+    assert [" ".join(words[1:10]) for words in lines][2] == "rloo, lr 1, kl_beta 0 G 8 → 16", lines
 
 
 def test_a_difference_is_resolved_by_the_t_test_at_its_seeds_degrees_of_freedom():
