@@ -269,6 +269,11 @@ def exact_applies(runs):
     return r["loss_agg"] == "seq-mean-token-sum-norm" and r["epochs"] == 1 and r["minibatches"] == 1
 
 
+def _answers_and_prompts(task):
+    """(M, P) of the task frame: its answers per prompt (logit_ columns) and its prompts."""
+    return sum(c.startswith("logit_") for c in task), len(task)
+
+
 def _made_logits(p, M):
     """Logits [n, M] of made prompts with π(correct) = p [n] and the wrong answers alike."""
     return np.log(np.stack([uniform_wrong_prompt(x, M) for x in p]))
@@ -342,7 +347,7 @@ def table(frames, L):
         n.append(g["seed"].nunique())
     head, rows = R.with_others(list(L["head"]), rows, L["other"])
     task = frames["task"]
-    M, P = sum(c.startswith("logit_") for c in task), len(task)
+    M, P = _answers_and_prompts(task)
     method, G, _ = _trained(runs, P)
     configs = _configs(runs)
     level_rows, made_rows = [], []
@@ -505,7 +510,7 @@ def _peer_claim(runs, mismatch, what):
 def _exact_claims(task, runs):
     """The exact part's claims: on a made prompt at π(correct) = P_DETAIL and on the task's prompts
     per level, what each correction keeps at each mismatch's largest size."""
-    M, P = sum(c.startswith("logit_") for c in task), len(task)
+    M, P = _answers_and_prompts(task)
     method, G, step_lr = _trained(runs, P)
     configs, out = _configs(runs), []
     r = runs.iloc[0]
@@ -623,7 +628,7 @@ def off_policy_caps(frames):
                         "the lecture's (one update a batch, every answer alike)", ha="center", va="center",
                         fontsize="small", wrap=True)
         return fig
-    M, P = sum(c.startswith("logit_") for c in task), len(task)
+    M, P = _answers_and_prompts(task)
     method, G, _ = _trained(runs, P)
     values, configs = _values(runs), _configs(runs)
     ncol = max(len(v) for v in values.values())
