@@ -22,7 +22,7 @@ import time
 from importlib import import_module
 
 from . import io, runlock
-from .jobs import FRAMES, JOB_FRAMES, log  # every job runs rlvr/jobs/__init__.py anyway
+from .jobs import FRAMES, log  # every job runs rlvr/jobs/__init__.py anyway
 
 STARTED = time.perf_counter()  # a job's wall time counts from here (Python's start and first imports before)
 
@@ -39,19 +39,21 @@ def run_stage(a):
 
 
 def job_cost():
-    """"done in W s (C s CPU, peak M MB)": the wall time since STARTED, the process's CPU
-    time (user and system, Python's start and the imports included) and its peak resident memory."""
+    """"done in W s (C s CPU, peak M MB)": the wall time since STARTED, the CPU time of the
+    process and of the processes it waited for (user and system, Python's start and the imports
+    included) and its peak resident memory."""
     import resource
 
     cpu, wall = os.times(), time.perf_counter() - STARTED
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
-    return f"done in {wall:.2f} s ({cpu.user + cpu.system:.2f} s CPU, peak {peak:.0f} MB)"
+    used = cpu.user + cpu.system + cpu.children_user + cpu.children_system
+    return f"done in {wall:.2f} s ({used:.2f} s CPU, peak {peak:.0f} MB)"
 
 
 JOB_COST = re.compile(r"\] done in [\d.]+ s \(([\d.]+) s CPU")  # job_cost's line in a log, its CPU
 # a job's kind by its log's path under logs/ (the rules' log: directives); any other: "other"
 JOB_KINDS = {"train/": "training", "network/": "network", "gradient_stats/": "gradient statistics",
-             "aggregate_": "aggregation", "render_": "rendering"}
+             "aggregate_": "aggregation", "render": "rendering"}
 
 
 def jobs_cost(logs, since):
@@ -415,29 +417,20 @@ def build_parser():
     s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
     s.set_defaults(fn=run_stage, compute=True)
 
-    s = sub.add_parser("render", help="render one demo: its tables, claims and figures")
-    s.add_argument("--demo", required=True, help="the demo's name (rlvr/demos/)")
+    s = sub.add_parser("render", help="render demos: their tables, claims and figures, all.txt and claims.md")
+    s.add_argument("--demo", nargs="+", required=True, help="the demos' names (rlvr/demos/), in order")
     for frame in FRAMES:
-        s.add_argument(f"--{frame}", nargs="+", help=f"input: the aggregated {frame} Parquet file")
-    s.add_argument("--from-jobs", action="store_true",
-                   help=f"--{' / --'.join(JOB_FRAMES)} are training jobs' files, not aggregated ones")
+        s.add_argument(f"--{frame}", help=f"input: the aggregated {frame} Parquet file")
     s.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the labels")
-    s.add_argument("--tables", required=True, help="directory to write its tables and claims into")
-    s.add_argument("--figures", required=True, help="directory to write its figures into")
-    s.add_argument("--checksums", required=True, help="list what was written, as sha256sum does, here")
-    s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
-    s.set_defaults(fn=run_stage)
-
-    s = sub.add_parser("assemble", help="join the demos' tables into all.txt and claims into claims.md")
-    s.add_argument("--texts", nargs="+", required=True, help="input: the demos' text tables, in order")
-    s.add_argument("--claim-files", nargs="+", required=True, help="input: the demos' claims, in order")
-    s.add_argument("--manifests", nargs="+", default=(),
-                   help="input: the rendering jobs' checksum files: a table or claims file that is not "
-                   "what they list (edited by hand) is refused, never copied")
-    s.add_argument("--all", required=True, help="output: all the text tables")
-    s.add_argument("--claims", required=True, help="output: results/claims.md")
+    s.add_argument("--tables", required=True, help="directory to write their tables and claims into")
+    s.add_argument("--figures", required=True, help="directory to write their figures into")
+    s.add_argument("--all", required=True, help="output: every demo's text table, joined")
+    s.add_argument("--claims", required=True, help="output: every demo's claims, joined (results/claims.md)")
+    s.add_argument("--checksums", required=True,
+                   help="list what was written, as sha256sum does, here; a demo whose inputs and files "
+                   "are as the list there records is kept, not drawn again")
     s.add_argument("--drop", nargs="+", help="delete these files (tables and figures of demos not asked for)")
-    s.add_argument("--checksums", required=True, help="list what was written, as sha256sum does, here")
+    s.add_argument("--threads", type=int, default=1, help="draw the demos in this many processes")
     s.add_argument("--code", help="refuse to run unless the rlvr code has this hash")
     s.set_defaults(fn=run_stage)
 
@@ -496,7 +489,7 @@ def check_code(a):
 
 # the arguments naming what a command writes (or deletes); a pipeline stage's is --out
 WRITES = {"train": ("results", "manifest"), "net_base": ("out", "prompts"), "net_train": ("results",),
-          "render": ("tables", "figures", "checksums"), "assemble": ("all", "claims", "checksums", "drop"),
+          "render": ("tables", "figures", "all", "claims", "checksums", "drop"),
           "all": ("results", "figures"), "clean": ("results",), "config": (), "claims": ()}
 
 

@@ -520,7 +520,7 @@ def cost_problems(cfg, available):
             refuse(key, value, mb, what, "use fewer answers a step or seeds per row" if batch else
                    "use fewer steps, a larger trainer.eval_every or fewer seeds")
     for stage, mb in (("the aggregate job of the curves", B.aggregate_mb(rows)),
-                      ("each rendering job (the tables, a demo's figures)", B.render_mb(rows))):
+                      ("the rendering job (every demo's tables and figures)", B.render_mb(rows))):
         if mb > available:  # named by the row with the most curve rows
             name, row = max(((name, r) for name, rs in by_demo.items() for r in rs),
                             key=lambda x: B.records(x[1]))

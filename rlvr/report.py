@@ -46,16 +46,29 @@ def draw_figure(name, frames):
     return figures()[name][0](frames)
 
 
-def write_demo(name, frames, tables, figures=None, lang="en"):
-    """Write one demo's tables (each of TABLE_FORMATS) and its claims (<table>.claims.md, its
-    section of claims.md) under tables, and its figures under figures (None: none); return the
-    paths written. ValueError if the results hold none of its data."""
+def demo_named(name):
+    """The demo of that name; ValueError naming the demos if there is none."""
     demo = next((d for d in DEMOS if d.name == name), None)
     if demo is None:
         raise ValueError(f"no demo {name!r}; the demos: {', '.join(d.name for d in DEMOS)}")
+    return demo
+
+
+def demo_table(demo, frames, lang="en"):
+    """A demo's table (Demo.make_table); ValueError if the results hold none of its data."""
     table = demo.make_table(frames, lang)
     if table is None:
-        raise ValueError(f"the results given hold no data for demo {demo.number} ({name})")
+        raise ValueError(f"the results given hold no data for demo {demo.number} ({demo.name})")
+    return table
+
+
+def write_demo(name, frames, tables, figures=None, lang="en", table=None):
+    """Write one demo's tables (each of TABLE_FORMATS; table: demo_table's, made here if None)
+    and its claims (<table>.claims.md, its section of claims.md) under tables, and its figures
+    under figures (None: none); return the paths written. ValueError if the results hold none
+    of its data."""
+    demo = demo_named(name)
+    table = demo_table(demo, frames, lang) if table is None else table
     Path(tables).mkdir(parents=True, exist_ok=True)
     paths = []
     for suffix, render in TABLE_FORMATS.items():

@@ -76,7 +76,7 @@ def test_a_file_replaced_during_a_run_is_not_vouched_for_by_its_end(tmp_path):
     however many runs end in between; a checksum file listing another source, likewise."""
     results = tmp_path / "results"
     ids = {"task": "a" * 32, "runs": "b" * 32}
-    runs, manifest = results / "runs.parquet", results / "checksums" / "render_x.sha256"
+    runs, manifest = results / "runs.parquet", results / "checksums" / "render.sha256"
     io.write_table(results / "task.parquet", {"x": [1]}, io.bound("task", "a" * 32))
     io.write_table(runs, {"x": [1]}, io.bound("runs", "b" * 32))
     manifest.parent.mkdir()
@@ -152,7 +152,7 @@ def test_foreign_files_are_set_aside_and_made_again_with_this_configs_numbers(tm
 
 
 def test_no_run_starts_beside_a_live_one_whatever_its_flags(tiny_run, tmp_path):
-    """`--nolock --no-hooks --forcerun render_training` beside a live run deleted every table before its
+    """`--nolock --no-hooks --forcerun render` beside a live run deleted every table before its
     job refused to write; now it is refused when the Snakefile is parsed, naming the run, and
     every table is intact."""
     work = tmp_path / "w"
@@ -162,7 +162,7 @@ def test_no_run_starts_beside_a_live_one_whatever_its_flags(tiny_run, tmp_path):
     jobs = sorted((work / "results" / "runs").rglob("*.parquet"))
     live = hold_in_child(runlock.state_of(work / "results"))
     try:
-        proc = snakemake(work, "-c1", "--nolock", "--no-hooks", "--forcerun", "render_training", check=False)
+        proc = snakemake(work, "-c1", "--nolock", "--no-hooks", "--forcerun", "render", check=False)
         assert proc.returncode != 0 and f"pid {live.pid}" in proc.stderr, proc.stdout + proc.stderr
         # nor does `rlvr clean` delete anything there, from any directory; its dry run may list
         clean = rlvr("clean", "--results", str(work / "results"), "--logs", str(work / "logs"), "--yes",

@@ -485,7 +485,7 @@ def _over_test(over):
     ({"training": {"G": 10**9}}, "training.G", "a training job's batch"),
     ({"training": {"steps": 10**12}}, "training.steps", "a training job's curves"),
     ({"training": {"steps": 10**7}}, "training.steps", "the aggregate job"),
-    ({"training": {"steps": 10**7}}, "training.steps", "each rendering job"),
+    ({"training": {"steps": 10**7}}, "training.steps", "the rendering job"),
     ({"dynamic_sampling": {"max_rounds": 10**12}}, "dynamic_sampling.max_rounds", "a training job's curves"),
 ])
 def test_a_job_too_large_for_memory_is_refused_by_its_key(over, key, words):

@@ -205,20 +205,33 @@ def test_the_pipeline_writes_the_in_process_numbers_bound_as_planned_and_refuses
     assert (results / io.RESULT_FILES["net_base"]).exists()  # an aggregate under network/, the config's own
 
 
-def test_the_network_demos_rendering_is_given_the_toy_rows_it_reads_alone(tmp_path):
-    """Demo 17's rendering job reads the files of the toy rows its `reads` takes (of the demos it
-    READS) and no other: a change of another toy row does not render it again."""
-    from test_pipeline import snakemake
+def test_the_network_demo_is_given_the_toy_rows_it_reads_alone(tmp_path):
+    """Demo 17 reads the toy rows its `reads` takes (of the demos it READS) and no other
+    (Demo.frames): a change of another toy row leaves its stamp, and so its files, as they were
+    (rlvr/jobs/render.py); a change of one it reads draws it again."""
+    import dataclasses
 
-    from rlvr.demos import network
+    import pandas as pd
 
-    config = micro_config(tmp_path)
-    dry = snakemake(tmp_path / "work", "-n", "-p", "results/tables/demo17_network.txt", config=config)
-    command = next(line for line in dry.stdout.splitlines() if "rlvr render --demo network" in line)
-    given = {word for word in command.split() if word.endswith(".run.parquet")}
-    rows = [row for row in C.train_rows(C.load_config(config)) if row.experiment in network.READS]
-    read = {f"results/{row.path}.run.parquet" for row in rows if network.reads(row)}
-    assert len(read) < len(rows) and given == read
+    from rlvr.demos import DEMOS, network
+    from rlvr.jobs.render import stamp
+
+    rows = C.train_rows(C.load_config(micro_config(tmp_path)))
+    runs = pd.DataFrame([{k: v for k, v in dataclasses.asdict(row).items() if not isinstance(v, tuple)}
+                         for row in rows]).assign(seed=0, final_pass1=0.5)
+    demo = next(d for d in DEMOS if d.module is network)
+    given = demo.frames({"runs": runs})["runs"]
+    read = [row for row in rows if row.experiment in network.READS and network.reads(row)]
+    assert 0 < len(read) < len([row for row in rows if row.experiment in network.READS])
+    assert sorted(zip(given["experiment"], given["method"], given["lr"])) == \
+        sorted((row.experiment, row.method, row.lr) for row in read)
+    before = stamp(demo, demo.frames({"runs": runs}), "en", "code")
+    other = next(i for i, row in enumerate(rows) if row not in read)
+    taken = next(i for i, row in enumerate(rows) if row in read)
+    for i, same in ((other, True), (taken, False)):
+        changed = runs.copy()
+        changed.loc[i, "final_pass1"] = 0.75
+        assert (stamp(demo, demo.frames({"runs": changed}), "en", "code") == before) is same
 
 
 def test_a_network_too_long_for_max_hours_is_refused_naming_the_key_that_grew_it(tmp_path):

@@ -312,17 +312,18 @@ def test_a_demo_without_its_results_is_refused_before_drawing(tiny_run, tmp_path
     ref = tiny_run / "results" / "reference_passk.parquet"
     for demo, message in (("group_size", "the results given hold no data for demo 4 (group_size)"),
                           ("no_such_demo", "no demo 'no_such_demo'; the demos: reference, gradients")):
-        out = run([PYTHON, "-m", "rlvr", "render", "--demo", demo, "--reference", str(ref), "--tables",
-                   str(tmp_path / "tables"), "--figures", str(tmp_path / "figs"), "--checksums",
+        out = run([PYTHON, "-m", "rlvr", "render", "--demo", "reference", demo, "--reference", str(ref),
+                   "--tables", str(tmp_path / "tables"), "--figures", str(tmp_path / "figs"), "--all",
+                   str(tmp_path / "all.txt"), "--claims", str(tmp_path / "claims.md"), "--checksums",
                    str(tmp_path / "sums")], check=False)
         assert out.returncode == 2 and message in out.stderr, out.stderr
+    # nothing written: the demos are read and checked before any is drawn
     assert not (tmp_path / "figs").exists() and not (tmp_path / "sums").exists()
 
 
-# what follows a changed row of demo 3: its aggregates, the rendering of the demos that read demo
-# 3's rows (3 and 6), no other, and the job that joins the demos' tables and claims
-TRAINING_TAIL = {"aggregate_training": 1, "aggregate_passk": 1, "render_training": 1,
-                 "render_passk_after_training": 1, "assemble": 1, "all": 1}
+# what follows a changed row of demo 3: its aggregates and the rendering job (which draws the
+# demos that read demo 3's rows, 3 and 6, and keeps the others: test_an_added_seed_...)
+TRAINING_TAIL = {"aggregate_training": 1, "aggregate_passk": 1, "render": 1, "all": 1}
 def tiny_packs():
     """The training packs of the tiny config in a project that has none (rlvr/packs.py)."""
     from rlvr.packs import plan_packs
@@ -330,11 +331,6 @@ def tiny_packs():
     cfg = C.load_config(TINY)
     rows = C.train_rows(cfg)
     return plan_packs(rows, C.train_jobs(rows), lambda job: "", cfg["task"]["P"], cfg["task"]["M"])
-
-
-# every rendering job of the tiny config (one per demo), and those that read training rows
-RENDER_JOBS = {f"render_{demo.name}" for demo in C.asked(C.load_config(TINY))}  # the tiny config's
-TRAINED_RENDER_JOBS = RENDER_JOBS - {"render_reference", "render_gradients"}
 
 
 def test_changed_lr_reruns_only_that_rows_job(tiny_run, tmp_path):
@@ -364,12 +360,12 @@ def test_one_row_changed_or_added_by_a_second_configfile_reruns_that_row_alone(t
     # the two new rows train in one new pack (rlvr/packs.py); the pack of the rows left is kept
     assert "\n  training               3 rows x  2 seeds =    6 runs  1 of 2 jobs to run\n" in out, out
     assert "\n  gradient_stats         4 cases of  2 methods           0 of 2 jobs to run\n" in out, out
-    assert "\n  7 jobs to run in all (a training job: a pack of rows, one after another)\n" in out, out
+    assert "\n  5 jobs to run in all (a training job: a pack of rows, one after another)\n" in out, out
     trained = [line.split("trains ")[1] for line in lines if line.startswith("  trains ")]
     assert [path.split("_off")[0] for path in trained] == ["results/runs/training/grpo/lr3.0",
                                                            "results/runs/training/rloo/lr2.0"], out
     assert job_counts(out) == {"train": 1, **TRAINING_TAIL}, out
-    assert "Job stats (7 jobs): train 1, " in out and "rule train_" not in out and "Group job" not in out
+    assert "Job stats (5 jobs): train 1, " in out and "rule train_" not in out and "Group job" not in out
     assert "This was a dry-run" in out
     raw = run_snakemake(*args, "--workflow-profile", "none").stdout
     assert "rlvr: this config asks for" not in raw and raw.count("rule train_training_") == 1, raw[-2000:]
@@ -408,14 +404,8 @@ def test_an_added_seed_trains_alone_and_a_config_asked_for_again_trains_nothing(
     trained = re.findall(r"^  trains results/(\S+)$", dry, re.M)  # the dry run names a few training jobs
     assert len(trained) == 2 and all(row.endswith("_seeds7") for row in trained), trained
     ran = snakemake(tmp_path, "-c1", config=more)
-    # on one core, the rendering of the demos that read the row starts before the aggregations
-    # (which wait on every row): an edited row's figures first (Snakemake's log: the jobs in the
-    # order they started)
-    log = max((tmp_path / ".snakemake" / "log").glob("*.snakemake.log"))  # named by the time it began
-    started = re.findall(r"^(?:local)?rule (\w+):$", log.read_text(), re.M)
-    assert max(started.index("render_training"), started.index("render_passk_after_training")) < min(
-        started.index("aggregate_training"), started.index("aggregate_passk")), started
-    # what it wrote, said at its end: seed 7 of two rows, demo 3's aggregates, demos 3 and 6
+    # what it wrote, said at its end: seed 7 of two rows, demo 3's aggregates, demos 3 and 6 (the
+    # rendering job drew those two and kept the others, their files as they were)
     said = (ran.stdout + ran.stderr).split("rlvr: this run wrote\n")[1].splitlines()
     assert said[:3] == ["  training: 2 rows",
                         "  runs, curves, kl_gradients, passk_trained (results/*.parquet)",
@@ -450,7 +440,7 @@ def test_a_declared_output_that_is_deleted_is_made_again(tiny_run, tmp_path):
         shutil.copytree(tiny_run / name, tmp_path / name)
     (tmp_path / "results" / "tables" / "demo5_dynamic_sampling.md").unlink()
     planned = job_counts(snakemake(tmp_path, "-n").stdout)
-    assert planned == {"render_dynamic_sampling": 1, "assemble": 1, "all": 1}
+    assert planned == {"render": 1, "all": 1}
 
 
 def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
@@ -475,8 +465,9 @@ def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
     gone = tuple(demo.table_name for demo in off) + tuple(name for demo in off for name in demo.figures)
     assert gone and not [n for n in names if n.startswith(gone)], names
     sums = {p.name for p in (tmp_path / "results" / "checksums").iterdir()}
-    assert "render_training.sha256" in sums
-    assert not {f"render_{demo.name}.sha256" for demo in off} & sums  # their checksums too
+    assert sums == {"render.sha256"}
+    listed = (tmp_path / "results" / "checksums" / "render.sha256").read_text()
+    assert not [name for name in gone if name in listed]  # it vouches for no file of theirs
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # nothing of demo 2 ran; the reference stands
     runs = pq.read_table(tmp_path / "results" / "runs.parquet").column("experiment").to_pylist()
     assert set(runs) == {row.experiment for row in C.train_rows(C.load_config(config))}
@@ -525,10 +516,9 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     replace("cli.py", claims, '    s.add_argument("--new")\n' + claims)
     assert planned() == {}
     replace("estimators.py", 'label="GRPO",', 'label="GRPO, relabelled",')
-    # the rendering of every demo that shows GRPO (not demo 1's, which shows no estimator, nor
-    # demo 13's, which trains PSR and NSR)
-    drawn = RENDER_JOBS - {"render_reference", "render_negative_samples"}
-    assert planned() == {"assemble": 1, "all": 1, **dict.fromkeys(drawn, 1)}
+    # the rendering job, to draw the demos that show GRPO (rlvr/jobs/render.py: a demo's stamp
+    # holds the look of the estimators in its rows)
+    assert planned() == {"render": 1, "all": 1}
     replace("estimators.py", 'label="GRPO, relabelled",', 'label="GRPO",')  # as it was
     # a knob appended at its default (issue 34): every spec and path leaves it out, no job's code counts it
     knob = '\n    Knob("my_knob", 0.0, "mine", {"type": "number"}, token="mine"),\n)\nKNOBS ='
@@ -536,7 +526,7 @@ def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path)
     assert planned() == {}
     counts = edit("training.py", "\nEDITED = True\n")
     assert counts == {"train": len(tiny_packs()), "aggregate_training": 1,  # every row, in its packs
-                      "aggregate_passk": 1, "assemble": 1, "all": 1, **dict.fromkeys(TRAINED_RENDER_JOBS, 1)}
+                      "aggregate_passk": 1, "render": 1, "all": 1}
     # ... and with a row dropped too, demo 3's row left forms a pack of another name, whose files
     # (an older pack's, older code) stand: it trains all the same, as its manifest is asked for
     fewer = yaml.safe_load(TINY.read_text())
@@ -587,6 +577,7 @@ def test_a_job_imports_no_rlvr_module_outside_its_derived_code(tiny_run, tmp_pat
         "render": ["--demo", "training", "--reference", str(results / "reference_passk.parquet"),
                    "--runs", str(results / "runs.parquet"), "--curves", str(results / "curves.parquet"),
                    "--tables", str(tmp_path / "tables"), "--figures", str(tmp_path / "figures"),
+                   "--all", str(tmp_path / "all.txt"), "--claims", str(tmp_path / "claims.md"),
                    "--checksums", str(tmp_path / "sums")],
     }[stage]
     code = ("import atexit, sys, runpy\n"

@@ -16,8 +16,8 @@ import yaml
 from conftest import PYTHON, REPO, same_table
 from test_pipeline import CONTRACT, TINY, small_config, snakemake, snapshot
 
+from rlvr import binding, io
 from rlvr import config as C
-from rlvr import io
 from rlvr.knobs import KNOBS
 from rlvr.training import BATCH_CURVES
 
@@ -203,57 +203,40 @@ def test_a_foreign_file_is_set_aside_across_file_systems_and_never_through_a_sym
 
 
 def test_a_table_or_figure_edited_by_hand_is_named_and_forcerun_restores_it(tiny_run, tmp_path):
+    """A number edited in a demo's table and a figure's bytes: each is named when the Snakefile is
+    parsed (a dry run too) with the command that writes it again, and nothing reruns behind the
+    user's back; `--forcerun render` draws the demos of the edited files again (their checksums
+    no longer match) and keeps the others; all.txt never holds the edit."""
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
     assert "not what rlvr wrote" not in snakemake(tmp_path, "-n").stderr  # nothing edited yet
-    table, figure = tmp_path / "results/tables/demo3_training.md", tmp_path / "results/figures/bias_vs_p.png"
+    results = tmp_path / "results"
+    table, figure = results / "tables/demo3_training.txt", results / "figures/bias_vs_p.png"
+    everything = (results / "tables/all.txt").read_bytes()
     table.write_text(table.read_text().replace("0.", "0.9", 1))  # one number changed by hand
     figure.write_bytes(figure.read_bytes() + b"x")
     dry = snakemake(tmp_path, "-n")
     edited = [line for line in dry.stderr.splitlines() if "not what rlvr wrote" in line]
-    assert len(edited) == 2, dry.stderr[-2000:]
-    assert "results/tables/demo3_training.md" in edited[0] + edited[1]
-    assert any("results/figures/bias_vs_p.png" in line and "--forcerun render_gradients" in line
-               for line in edited)
+    assert len(edited) == 1 and "--forcerun render`" in edited[0], dry.stderr[-2000:]
+    assert "results/tables/demo3_training.txt" in edited[0] and "results/figures/bias_vs_p.png" in edited[0]
     assert "Nothing to be done" in dry.stdout + dry.stderr  # reported, not rewritten behind the user's back
-    snakemake(tmp_path, "-c2", "--forcerun", "render_training")
-    assert table.read_bytes() == (tiny_run / "results/tables/demo3_training.md").read_bytes()
-    edited = [line for line in snakemake(tmp_path, "-n").stderr.splitlines() if "not what rlvr wrote" in line]
-    assert len(edited) == 1 and "bias_vs_p.png" in edited[0] and "demo3_training.md" not in edited[0]
-
-
-def test_a_hand_edited_table_never_reaches_all_txt_and_forcerun_restores_both(tiny_run, tmp_path):
-    """A number edited in a demo's text table: Snakemake reruns the assembly on the table's newer
-    time, and the assembly refuses it (naming the file and the command that writes it again)
-    rather than copy it into all.txt and write a checksum vouching for it; once the table is
-    rendered again, all.txt is what it was."""
-    for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
-        shutil.copytree(tiny_run / name, tmp_path / name)
-    table, everything = tmp_path / "results/tables/demo3_training.txt", tmp_path / "results/tables/all.txt"
-    before = everything.read_bytes()
-    table.write_text(table.read_text().replace("0.", "0.9", 1))  # one number changed by hand
-    refused = snakemake(tmp_path, "-c2", check=False)
-    assert refused.returncode != 0
-    log = (tmp_path / "logs/assemble.log").read_text()
-    assert ("results/tables/demo3_training.txt: not what rlvr rendered" in log
-            and "--forcerun render_training" in log), log
-    # the failed job's earlier outputs are kept (update() in workflow/rules/render.smk), and
-    # never hold the edit; the checksum file that vouched for them is gone, so it runs again
-    assert everything.read_bytes() == before
-    assert (tmp_path / "results/claims.md").read_bytes() == (tiny_run / "results/claims.md").read_bytes()
-    assert not (tmp_path / "results/checksums/assemble.sha256").exists()
-    snakemake(tmp_path, "-c2", "--forcerun", "render_training")
+    assert (results / "tables/all.txt").read_bytes() == everything
+    snakemake(tmp_path, "-c2", "--forcerun", "render")
     assert table.read_bytes() == (tiny_run / "results/tables/demo3_training.txt").read_bytes()
-    assert everything.read_bytes() == before
+    assert figure.read_bytes() == (tiny_run / "results/figures/bias_vs_p.png").read_bytes()
+    assert (results / "tables/all.txt").read_bytes() == everything
+    assert sorted(binding.drawn_demos(results / "checksums/render.sha256")) == ["gradients", "training"]
+    assert "not what rlvr wrote" not in snakemake(tmp_path, "-n").stderr
 
 
 def test_a_failed_render_keeps_the_tables_and_figures_it_would_have_replaced(tiny_run, tmp_path):
-    """Snakemake deletes a job's outputs before it runs it; a rendering job whose input turns
-    out damaged fails, and its demo's earlier tables and figures are put back, byte for byte,
-    while the checksum file that vouched for them is not: the next run renders them again."""
+    """A rendering job whose input turns out damaged fails, and the earlier tables and figures
+    are put back, byte for byte, with the checksum file that vouches for them (update() in
+    workflow/rules/render.smk); once the input is mended, the next run finds every demo's rows
+    as they were and keeps its files."""
     for name in ("results", "logs", ".snakemake"):  # a private copy of a finished run
         shutil.copytree(tiny_run / name, tmp_path / name)
-    rendered = {path: path.read_bytes() for pattern in ("tables/demo2_*", "figures/bias_vs_p.*")
+    rendered = {path: path.read_bytes() for pattern in ("tables/*", "figures/*", "claims.md", "checksums/*")
                 for path in (tmp_path / "results").glob(pattern)}
     assert len(rendered) >= 3
     exact = tmp_path / "results" / C.EXACT_FILE
@@ -262,13 +245,14 @@ def test_a_failed_render_keeps_the_tables_and_figures_it_would_have_replaced(tin
     damaged[100] ^= 0x10  # a data page's bit: its footer, and so its identity, intact
     exact.write_bytes(damaged)
     failed = snakemake(tmp_path, "-c2", check=False)
-    assert failed.returncode != 0 and "render_gradients" in failed.stderr, failed.stderr[-2000:]
+    assert failed.returncode != 0 and "rule render" in failed.stdout + failed.stderr, failed.stderr[-2000:]
+    assert C.EXACT_FILE in (tmp_path / "logs/render.log").read_text()  # named by the job
     assert {path: path.read_bytes() for path in rendered} == rendered
-    assert not (tmp_path / "results/checksums/render_gradients.sha256").exists()
     exact.write_bytes(original)
     snakemake(tmp_path, "-c2")
-    assert {path: path.read_bytes() for path in rendered} == rendered
-    assert (tmp_path / "results/checksums/render_gradients.sha256").exists()
+    drawn = {path: data for path, data in rendered.items() if "checksums" not in path.parts}
+    assert {path: path.read_bytes() for path in drawn} == drawn
+    assert binding.drawn_demos(tmp_path / "results/checksums/render.sha256") == []
 
 
 @pytest.mark.parametrize("change,key", [  # through Snakemake; every message: tests/test_config.py

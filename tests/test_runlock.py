@@ -274,16 +274,12 @@ def test_a_rendering_job_refuses_an_input_replaced_during_its_run(tmp_path):
     """In a run, a demo's rendering job reads each file only if it carries the identity the run
     planned for it: one copied in after the run planned (another project's base, here) is
     refused by name, never drawn; outside a run (python -m rlvr render by hand) it is read."""
-    from argparse import Namespace
-
-    from rlvr.jobs import FRAMES
     from rlvr.jobs.render import read_frames
 
     name = "network/base_prompts"
     path = tmp_path / "results" / f"{name}.parquet"
     io.write_table(path, {"seed": [0], "p_correct": [0.5]}, io.bound(name, "another-project"))
-    a = Namespace(from_jobs=False, **{frame: None for frame in FRAMES})
-    a.net_base = [str(path)]
+    a = {"net_base": str(path)}
     assert list(read_frames(a)["net_base"]["p_correct"]) == [0.5]  # no run: nothing planned
     runlock.take(runlock.state_of(tmp_path / "results"), {name: "this-run"})
     with pytest.raises(io.InputError, match=f"{path}: made from other inputs, spec or code than this run"):

@@ -79,6 +79,31 @@ class Demo(NamedTuple):
     def figures(self):
         return self.module.FIGURES
 
+    @property
+    def experiment(self):
+        """The `experiment` of its training rows (their files' paths and column)."""
+        return getattr(self.module, "EXPERIMENT", self.name)
+
+    def frames(self, results):
+        """What it reads of results ({frame: DataFrame}, every demo's rows): each frame its module
+        declares (pass@k with the reference's), a trained frame's rows those of its own experiment
+        and of the demos it READS that its `reads(row)` takes (all of theirs where it has none)."""
+        from ..io import JOB_PARTS
+
+        needs = set(self.module.FRAMES) | ({"reference"} if "passk" in self.module.FRAMES else set())
+        others = [d.experiment for d in DEMOS if d.name in getattr(self.module, "READS", ())]
+        taken = {}
+        for name, frame in results.items():
+            if name not in needs:
+                continue
+            if name in JOB_PARTS:
+                frame = frame[_rows_read(frame, self.experiment, others, getattr(self.module, "reads", None))]
+                if not len(frame):  # no rows of its: as if the frame were not given
+                    continue
+                frame = frame.reset_index(drop=True)
+            taken[name] = frame
+        return taken
+
     def make_table(self, frames, lang="en"):
         """(table name, title, parts, footer), or None if the results hold none of its data."""
         from ..render import labels
@@ -91,6 +116,35 @@ class Demo(NamedTuple):
         make = getattr(self.module, "claims", None)
         made = _unless_missing(frames, make, frames) if make else None
         return [c._replace(key=f"{self.name}.{c.key}") for c in made or []]
+
+
+def _rows_read(frame, own, others, reads):
+    """[len(frame)] bool: the rows of experiment `own`, and those of the experiments `others`
+    that reads(row) takes (every one where reads is None); reads is asked once per distinct row
+    of knobs (the first record of each), not once per record."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    import pandas as pd
+
+    from ..specs import TrainRow
+
+    mask = (frame["experiment"] == own).to_numpy().copy()
+    theirs = frame["experiment"].isin(others).to_numpy()
+    if reads is None or not theirs.any():
+        return mask | theirs
+    sub = frame.loc[theirs, [c for c in frame.columns if c in TrainRow.__dataclass_fields__]]
+    key = np.zeros(len(sub), np.int64)  # each distinct row of knobs a number: one column at a time
+    for column in sub.columns:
+        codes, values = pd.factorize(sub[column], use_na_sentinel=False)
+        key = pd.factorize(key * len(values) + codes)[0]
+    _, first = np.unique(key, return_index=True)
+    taken = [reads(SimpleNamespace(**sub.iloc[i].to_dict())) for i in first]
+    mask[theirs] = np.asarray(taken, bool)[np.searchsorted(key[first], key)]
+    # pass@k's step-0 rows (method "reference", io.with_reference_rows) of each experiment it reads
+    reference = (frame["method"] == "reference").to_numpy() if "method" in frame.columns else False
+    read = frame.loc[mask & ~reference, "experiment"].unique()
+    return mask | (reference & frame["experiment"].isin(read).to_numpy())
 
 
 def _unless_missing(frames, fn, *args):

@@ -207,9 +207,10 @@ def results_of_pack(wildcards, output):
     return os.path.dirname(os.path.dirname(output.manifest))
 
 
-# one rendering job per demo the config asks for (a disabled demo has none): its tables, its
-# claims and its figures (rlvr/report.py's write_demo); a small job joins the demos' text tables
-# into tables/all.txt and their claims into claims.md
+# one rendering job draws every demo the config asks for (a disabled demo has none): their
+# tables, claims and figures (rlvr/report.py's write_demo), and joins the demos' text tables
+# into tables/all.txt and their claims into claims.md; it draws again only the demos whose rows,
+# look or code changed (rlvr/jobs/render.py)
 ASKED = C.asked(config)
 
 
@@ -222,10 +223,10 @@ def figure_path(name, fmt):
 
 
 def render_outputs(demo):
-    """A demo's rendering job's outputs, each with its report caption (None: not in the report):
-    its tables (the HTML one in the report, under the demo's heading beside its figures), its
-    claims, and each figure as PNG (in the report, with its caption) and PDF, for papers. The
-    rule wraps them in report(), whose caption paths are read relative to the rule's file.
+    """A demo's files, each with its report caption (None: not in the report): its tables (the
+    HTML one in the report, under the demo's heading beside its figures), its claims, and each
+    figure as PNG (in the report, with its caption) and PDF, for papers. The rule wraps them in
+    report(), whose caption paths are read relative to the rule's file.
     """
     outputs = []
     for suffix in [*TABLE_FORMATS, CLAIMS]:
@@ -239,103 +240,46 @@ def render_outputs(demo):
     return outputs
 
 
-# a demo's rendering job reads the aggregated frames that need no training and the files of its
-# own rows' jobs (and of the rows it reads of the demos its module READS), so that a changed row
-# renders the demos that read it alone, as soon as its rows are trained
-AGGREGATED = {
-    frame: f"{RESULTS}/{name}"
-    for frame, name in io.RESULT_FILES.items()
-    if frame not in io.JOB_PARTS
-}
-TRAINED = {frame: f".{kind}" for frame, kind in io.JOB_PARTS.items()}
-
-
-def rows_read(demo):
-    """The training rows a demo's rendering reads: its own, and those of the demos its module
-    READS that its `reads(row)` takes (all of them where it has none)."""
-    takes = getattr(demo.module, "reads", lambda row: True)
-    others = getattr(demo.module, "READS", ())
-    return [*ROWS_BY_DEMO.get(demo.name, ())] + [
-        row for name in others for row in ROWS_BY_DEMO.get(name, ()) if takes(row)
-    ]
-
-
-def render_inputs(demo):
-    """{frame: file or files} of the results a demo declares it reads (its module's FRAMES; the
-    trained ones from its rows' jobs, pass@k with the reference's rows), in a fixed order (a param).
+def render_inputs():
+    """{frame: aggregated file} of the results the asked demos read (their modules' FRAMES, pass@k
+    with the reference's): each demo takes its own rows of them (rlvr/demos/ Demo.frames).
     """
-    needs = set(demo.module.FRAMES) | (
-        {"reference"} if "passk" in demo.module.FRAMES else set()
-    )
-    rows = {row.row_path for row in rows_read(demo)}
-    jobs = [path for path, row in ROW_OF_JOB.items() if row in rows]
-    inputs = {}
-    for frame in io.RESULT_FILES:
-        if frame in needs and frame in AGGREGATED:
-            if (
-                binding.NAMES[frame] in PLAN
-            ):  # not every result is planned (demo 13's exact step)
-                inputs[frame] = AGGREGATED[frame]
-        elif frame in needs and jobs:
-            inputs[frame] = [
-                f"{RESULTS}/{path}{TRAINED[frame]}.parquet" for path in jobs
-            ]
-    return inputs
+    needs = {frame for demo in ASKED for frame in demo.module.FRAMES}
+    needs |= {"reference"} if "passk" in needs else set()
+    return {
+        frame: f"{RESULTS}/{name}"
+        for frame, name in io.RESULT_FILES.items()
+        if frame in needs
+        and binding.NAMES[frame] in PLAN  # not all planned: demo 13's exact step
+    }
 
 
-def render_look(demo):
-    """How a demo's tables and figures show the estimators (rlvr/codeversion.py's display
-    version): those of its rows and of the demos it READS, and the gradient statistics' where
-    it reads them, so that an estimator added to one demo renders that demo alone."""
-    methods = {row.method for row in rows_read(demo)}
-    if {"gradstats", "exact"} & set(demo.module.FRAMES):
-        methods |= set(GRADSTAT_JOBS) | set(
-            config["gradient_stats"]["exact_curve"]["methods"]
-        )
+def render_look():
+    """How the tables and figures show the estimators (rlvr/codeversion.py's display version):
+    those of every row and of the gradient statistics; the job draws again only the demos whose
+    own estimators' look changed."""
+    methods = {row.method for row in _ROWS} | set(GRADSTAT_JOBS)
+    methods |= set(config["gradient_stats"]["exact_curve"]["methods"])
     return codeversion.display_version(tuple(sorted(methods)))
 
 
-def frame_arguments(inputs):
-    """render_inputs as `python -m rlvr render` arguments: --<frame> <file> ..."""
-    return " ".join(
-        f"--{frame} "
-        + " ".join(map(shlex.quote, [files] if isinstance(files, str) else files))
-        for frame, files in inputs.items()
-    )
-
-
-def directory_of(kind):
-    """A rendering job's param: the directory of its outputs under results/<kind>/, read off its
-    outputs (a hardcoded prefix fails where jobs see another filesystem: Snakemake's lint).
-    """
-
-    def directory(wildcards, output):
-        paths = [p for p in output if Path(p).parent.name == kind]
-        return os.path.dirname(paths[0] if paths else output[0])
-
-    return directory
-
-
 def checksums(job):
-    """Where a rendering job lists the files it wrote and their hashes (rlvr/io.py)."""
+    """Where a job that writes tables or figures lists the files it wrote and their hashes (rlvr/io.py)."""
     return f"{RESULTS}/checksums/{job}.sha256"
 
 
 # the tables, figures and checksum files of the demos this config does not ask for: the
-# assembly job deletes any left from before
+# rendering job deletes any left from before
 DROPPED = [
     path
     for demo in DEMOS
     if demo not in ASKED
     for path in [table_path(demo, suffix) for suffix in [*TABLE_FORMATS, CLAIMS]]
     + [figure_path(name, fmt) for name in demo.figures for fmt in ("png", "pdf")]
-    + [checksums(f"render_{demo.name}")]
+] + [  # the checksum files of a project rendered a job per demo
+    checksums(job) for job in [f"render_{demo.name}" for demo in DEMOS] + ["assemble"]
 ]
-
-
-# the rendering jobs this config runs, and their checksum files
-RENDERED = [f"render_{demo.name}" for demo in ASKED] + ["assemble"]
-MANIFESTS = [checksums(job) for job in RENDERED]
+MANIFESTS = [checksums("render")]
 
 
 def report_edited():
@@ -347,15 +291,14 @@ def report_edited():
 
     if not workflow.is_main_process:
         return
-    for job in RENDERED:
-        if os.path.exists(checksums(job)):
-            edited = edited_files(checksums(job))
-            if edited:
-                print(
-                    f"rlvr: {', '.join(edited)}: not what rlvr wrote (edited by hand?); "
-                    f"run snakemake with `--forcerun {job}` to write it again",
-                    file=sys.stderr,
-                )
+    for manifest in MANIFESTS:
+        edited = edited_files(manifest) if os.path.exists(manifest) else []
+        if edited:
+            print(
+                f"rlvr: {', '.join(edited)}: not what rlvr wrote (edited by hand?); "
+                f"run snakemake with `--forcerun render` to write it again",
+                file=sys.stderr,
+            )
 
 
 def final_outputs():
@@ -491,8 +434,7 @@ def what_was_written(paths, failed=False):
         parts = Path(path).relative_to(RESULTS).parts
         stem = Path(path).name.split(".")[0]
         if parts[0] == "checksums":
-            if stem.startswith("render_"):
-                demos.append(stem.removeprefix("render_"))
+            demos += binding.drawn_demos(path)
         elif parts[0] == "network" and stem.startswith("base"):
             base = True
         # a job's file, <job>.<kind>.parquet: runs/<experiment>/..., network/..., gradient_stats/...

@@ -1,67 +1,46 @@
-# Stage 5: the lecture's tables (text, Markdown) and the report figures.
+# Stage 5: the lecture's tables (text, Markdown), the report figures, tables/all.txt and claims.md:
+# one job, one interpreter, drawing only the demos whose rows, look or code changed.
 
 
-for demo in ASKED:
-    inputs = render_inputs(demo)
-
-    rule:
-        name:
-            f"render_{demo.name}"
-        input:
-            **inputs,
-        output:
-            # update(): Snakemake keeps the earlier tables and figures while the job runs and
-            # puts them back if it fails; the checksum file, which vouches for them, is not
-            # kept, so a failed job's demo is rendered again by the next run
-            [
-                update(
-                    report(path, caption=caption, category=demo.category)
-                    if caption
-                    else path
-                )
-                for path, caption in render_outputs(demo)
-            ],
-            checksums=checksums(f"render_{demo.name}"),
-        log:
-            f"{LOGS}/render_{demo.name}.log",
-        priority: 1  # as soon as its rows are trained, before the aggregations: an edited row's figures first
-        group:
-            "render"
-        conda:
-            ENV
-        params:
-            demo=demo.name,
-            lang=config["lang"],
-            frames=frame_arguments(inputs),
-            tables=directory_of("tables"),
-            figures=directory_of("figures"),
-            code=code("render"),
-            look=render_look(demo),
-        shell:
-            "python -m rlvr render --demo {params.demo} --lang {params.lang} --from-jobs {params.frames}"
-            " --tables {params.tables} --figures {params.figures} --checksums {output.checksums}"
-            " --code {params.code} 2> {log}"
-
-
-rule assemble:
+rule render:
     input:
-        texts=[table_path(demo, ".txt") for demo in ASKED],
-        claims=[table_path(demo, CLAIMS) for demo in ASKED],
-        manifests=[checksums(f"render_{demo.name}") for demo in ASKED],
+        **render_inputs(),
     output:
-        all=update(f"{RESULTS}/tables/all.txt"),  # kept through a failed job, as above
+        # update(): Snakemake keeps the earlier files while the job runs (it keeps the demos
+        # whose inputs did not change) and puts them back, with the checksum file that
+        # vouches for them, if it fails
+        [
+            update(
+                report(path, caption=caption, category=demo.category)
+                if caption
+                else path
+            )
+            for demo in ASKED
+            for path, caption in render_outputs(demo)
+        ],
+        all=update(f"{RESULTS}/tables/all.txt"),
         claims=update(f"{RESULTS}/claims.md"),
-        checksums=checksums("assemble"),
+        checksums=update(checksums("render")),
     log:
-        f"{LOGS}/assemble.log",
-    group:
-        "render"
+        f"{LOGS}/render.log",
     conda:
         ENV
+    # demos drawn at once, each by a process forked from the job's (Snakemake caps it at --cores)
+    threads: max(1, min(8, len(ASKED)))
     params:
-        drop=f"--drop {' '.join(DROPPED)}" if DROPPED else "",
-        code=code("assemble"),
+        demos=" ".join(demo.name for demo in ASKED),
+        lang=config["lang"],
+        frames=lambda wildcards, input: " ".join(
+            f"--{frame} {shlex.quote(path)}" for frame, path in input.items()
+        ),
+        tables=lambda wildcards, output: os.path.dirname(output.all),
+        figures=lambda wildcards, output: os.path.join(
+            os.path.dirname(os.path.dirname(output.all)), "figures"
+        ),
+        drop=f"--drop {' '.join(DROPPED)}",
+        code=code("render"),
+        look=render_look(),
     shell:
-        "python -m rlvr assemble --texts {input.texts} --claim-files {input.claims} --manifests {input.manifests}"
-        " --all {output.all} --claims {output.claims} --checksums {output.checksums}"
-        " --code {params.code} {params.drop} 2> {log}"
+        "python -m rlvr render --demo {params.demos} --lang {params.lang} {params.frames}"
+        " --tables {params.tables} --figures {params.figures} --all {output.all} --claims {output.claims}"
+        " --checksums {output.checksums} --threads {threads} --code {params.code} {params.drop} 2> {log}"
