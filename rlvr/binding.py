@@ -193,15 +193,6 @@ def sources(paths):
     return lines
 
 
-DRAWN = "# drawn "  # a rendering checksum file's line: a demo its job drew (the others it kept)
-
-
-def drawn_demos(manifest):
-    """The demos a rendering job drew, as its checksum file says."""
-    return [line.removeprefix(DRAWN) for line in Path(manifest).read_text().splitlines()
-            if line.startswith(DRAWN)]
-
-
 def _listed_sources(manifest):
     """{name: identity} a checksum file lists as its job's sources."""
     listed = {}

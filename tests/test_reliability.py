@@ -16,8 +16,9 @@ import yaml
 from conftest import PYTHON, REPO, same_table
 from test_pipeline import CONTRACT, TINY, small_config, snakemake, snapshot
 
-from rlvr import binding, io
 from rlvr import config as C
+from rlvr import io
+from rlvr.jobs.render import drawn_demos
 from rlvr.knobs import KNOBS
 from rlvr.training import BATCH_CURVES
 
@@ -225,7 +226,7 @@ def test_a_table_or_figure_edited_by_hand_is_named_and_forcerun_restores_it(tiny
     assert table.read_bytes() == (tiny_run / "results/tables/demo3_training.txt").read_bytes()
     assert figure.read_bytes() == (tiny_run / "results/figures/bias_vs_p.png").read_bytes()
     assert (results / "tables/all.txt").read_bytes() == everything
-    assert sorted(binding.drawn_demos(results / "checksums/render.sha256")) == ["gradients", "training"]
+    assert sorted(drawn_demos(results / "checksums/render.sha256")) == ["gradients", "training"]
     assert "not what rlvr wrote" not in snakemake(tmp_path, "-n").stderr
 
 
@@ -252,7 +253,7 @@ def test_a_failed_render_keeps_the_tables_and_figures_it_would_have_replaced(tin
     snakemake(tmp_path, "-c2")
     drawn = {path: data for path, data in rendered.items() if "checksums" not in path.parts}
     assert {path: path.read_bytes() for path in drawn} == drawn
-    assert binding.drawn_demos(tmp_path / "results/checksums/render.sha256") == []
+    assert drawn_demos(tmp_path / "results/checksums/render.sha256") == []
 
 
 @pytest.mark.parametrize("change,key", [  # through Snakemake; every message: tests/test_config.py

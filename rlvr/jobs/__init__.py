@@ -12,6 +12,7 @@ import time
 from .. import binding, io, runlock
 
 FRAMES = tuple(io.RESULT_FILES)  # the results a rendering job may read, each an argument
+JOB_FRAMES = tuple(io.JOB_PARTS)  # the results a training job writes a part of
 
 
 def log(msg):

@@ -20,6 +20,7 @@ from ..report import CLAIMS, demo_named, demo_table, write_demo
 from . import FRAMES, log
 
 STAMP = "# demo "  # a checksum file's line: a demo and the stamp its files were drawn with
+DRAWN = "# drawn "  # ... and a demo this job drew (the others it kept)
 
 
 def run(a):
@@ -55,7 +56,7 @@ def run(a):
             log(f"deleted {path} (its demo is not asked for)")
     files = [p for demo in demos for p in outputs(demo, a.tables, a.figures)] + [a.all, a.claims]
     notes = ([f"{STAMP}{name} {value}\n" for name, value in stamps.items()]
-             + [f"{binding.DRAWN}{demo.name}\n" for demo in drawn])
+             + [f"{DRAWN}{demo.name}\n" for demo in drawn])
     io.write_checksums(a.checksums, files, binding.sources(paths.values()) + notes)
 
 
@@ -102,6 +103,12 @@ def outputs(demo, tables, figures):
     paths = [Path(tables) / f"{demo.table_name}{suffix}" for suffix in (*TABLE_FORMATS, CLAIMS)]
     paths += [Path(figures) / f"{name}.{fmt}" for name in demo.figures for fmt in ("png", "pdf")]
     return [os.path.relpath(p) for p in paths]
+
+
+def drawn_demos(manifest):
+    """The demos a rendering job drew, as its checksum file says (the run's summary reads it)."""
+    return [line.removeprefix(DRAWN) for line in Path(manifest).read_text().splitlines()
+            if line.startswith(DRAWN)]
 
 
 def recorded(manifest):

@@ -21,6 +21,7 @@ from rlvr import codeversion
 from rlvr.demos import DEMOS
 from rlvr.render import TABLE_FORMATS
 from rlvr.report import CLAIMS  # a demo's section of claims.md, beside its tables
+from rlvr.jobs.render import drawn_demos
 
 
 def compare_params_without_pandas():
@@ -434,7 +435,7 @@ def what_was_written(paths, failed=False):
         parts = Path(path).relative_to(RESULTS).parts
         stem = Path(path).name.split(".")[0]
         if parts[0] == "checksums":
-            demos += binding.drawn_demos(path)
+            demos += drawn_demos(path)
         elif parts[0] == "network" and stem.startswith("base"):
             base = True
         # a job's file, <job>.<kind>.parquet: runs/<experiment>/..., network/..., gradient_stats/...
