@@ -12,6 +12,7 @@ from conftest import REPO
 
 from rlvr import claims as K
 from rlvr import report
+from rlvr.demos import DEMOS
 
 # an ordering over seeds: resolved by the claims' rule (rlvr/claims.py) at any number of seeds from
 # its least, 5 (|d| > t(4)·s.e. = 4.60 s.e.; more seeds lower the critical value, never raise it)
@@ -430,9 +431,9 @@ def test_demo12_grpo_concentrates_on_the_likeliest_correct_answer(default_result
 
 
 @pytest.fixture(scope="module")
-def made(default_results):
+def made(every_claim):
     """{key: Claim} of every demo's claims on the default config, computed once."""
-    return report.by_key(default_results)
+    return {c.key: c for _, claims in every_claim for c in claims}
 
 
 def small_finite_step():
@@ -684,7 +685,9 @@ def test_the_docs_quote_the_claims_the_results_make(made, default_results):
     of_network = {f"network.{key}" for key in network.CLAIMS}
     # so do the finite-step job's (minutes of CPU too): the keys its claims take, from a small
     # finite-step table beside the default results
-    of_finite_step = set(report.by_key({**default_results, "finite_step": small_finite_step()})) - set(made)
+    with_table = {**default_results, "finite_step": small_finite_step()}
+    of_finite_step = {c.key for demo in DEMOS if "finite_step" in demo.module.FRAMES
+                      for c in demo.claims(with_table)} - set(made)
     assert of_finite_step, "no claim reads the finite-step table"
     for doc in DOCS:
         for key, sentence in K.quoted((REPO / doc).read_text()).items():
