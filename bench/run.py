@@ -354,7 +354,7 @@ def one_row_changed(n):
         report(f"7. row {row} of demo 3 edited: `snakemake -c2`",
                f"**{statistics.median(times):.1f} s** (median of {n} edits; demo 3's figures written after "
                f"{statistics.median(drawn):.1f} s; it retrains the row, a pack of its own, its two "
-               f"aggregations, the rendering of demos {readers}, which read it, and the assembly)",
+               f"aggregations, and the rendering job, which draws demos {readers}, which read it)",
                "report", None,
                f"`python -m snakemake -c2 --configfile bench/out/change{row}_<i>.yaml` in a finished copy; "
                "`python bench/run.py --only 7`")

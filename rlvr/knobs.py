@@ -158,6 +158,11 @@ ROW_KNOBS = (
          "(all on one token: a token's ratio is ρ, the toy's answer as one choice), few (shared by 4 "
          "tokens: ρ^(1/4) each) or even (spread over all its tokens: ρ^(1/|y|), GSPO's ratio, on every "
          "token)", {"type": "string", "registry": "objective.RATIO_TOKENS"}, token="tokens", objective=True),
+    Knob("optimizer", "sgd", "how an update's gradient moves the logits (rlvr/optimizers.py): sgd (the "
+         "lecture's: lr times the gradient, so an estimator's scale is its step's) or adam "
+         "(torch.optim.Adam's update on every logit, betas 0.9 and 0.999: a constant scale of the gradient "
+         "cancels; the network's default); adam with shared_lr 0 only",
+         {"type": "string", "registry": "optimizers.OPTIMIZERS"}, token="opt"),
 )
 KNOBS = {knob.name: knob for knob in ROW_KNOBS}
 ROW_FIELDS = tuple(knob.name for knob in ROW_KNOBS)

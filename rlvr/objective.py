@@ -204,14 +204,16 @@ def aggregation_weights(mode, length, batch_tokens=None, batch_answers=None, uni
     return LOSS_AGGREGATIONS[mode](length, batch_tokens, batch_answers, unit)
 
 
-def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None, length=None):
+def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None, length=None, step=None):
     """The μ = obj.epochs passes over one batch in m = obj.minibatches updates each, as GRPO's inner
     loop: z: [R, M] logits of π_old, y: [R, G] the answers sampled from it, A: [R, G] their
     advantages, pi_old = softmax(z): [R, M], ref_y: [R, G] log π_ref(y) (read when obj.kl_beta),
     gain: [R, G] aggregation weights (None: 1), shared(z_before, z_after) -> [R, M]: what weights
     shared across prompts add to these rows' logits after each update (training's shared_lr; None:
-    none), length: [R, G] tokens of each answer (read by gspo)
-    -> (z after the updates: [R, M], clipped: [R] (answer, update) pairs the clip acted on per row).
+    none), length: [R, G] tokens of each answer (read by gspo), step(g) -> z: [R, M] the rows'
+    logits after an update whose gradient is g: [R, M] (rlvr/optimizers.py's Adam; None: SGD's
+    z + lr·g) -> (z after the updates: [R, M], clipped: [R] (answer, update) pairs the clip acted
+    on per row).
 
     Each update takes one minibatch of every group's answers (minibatch_columns) and ascends
     (1/|mb|) Σ_{i in mb} gain_i [w_i − β k(y_i)], w the policy loss's weight (POLICY_LOSSES) of A_i
@@ -240,7 +242,8 @@ def policy_updates(z, y, A, pi_old, lr, obj, ref_y=None, gain=None, shared=None,
             W = W - obj.kl_beta * kl_estimate_slope(logp - ref_y[:, mb], obj.kl_estimator)
         if gain is not None:
             W = W * gain[:, mb]
-        z_next = z + lr * policy_gradient(y_mb, W, pi)
+        g = policy_gradient(y_mb, W, pi)  # [R, M]
+        z_next = z + lr * g if step is None else step(g)
         z = z_next if shared is None else z_next + shared(z, z_next)
     return z, clipped_rows
 

@@ -32,6 +32,7 @@ from .kl import kl_estimate
 from .knobs import OPTIONAL
 from .metrics import crossover_ks, passk_columns
 from .objective import Objective, aggregation_weights, minibatch_columns, minibatches_problem, policy_updates
+from .optimizers import Adam
 from .policy import correct_entropy, correct_mass, inverse_cdf, log_softmax, softmax
 from .rewards import REWARDS
 from .sampler import sampler_noise_logits
@@ -312,13 +313,14 @@ def loss_weights(obj, b, length, unit, kept=None):
     return gain
 
 
-def update_policy(z, b, A, ref_y, gain, obj, lr, shared, length):
+def update_policy(z, b, A, ref_y, gain, obj, lr, shared, length, step=None):
     """The μ·m = obj.epochs·obj.minibatches updates of the Batch b's logits z [R, M] (π_old's, b.pi)
     by its answers, the advantages A [R, G], log π_ref(y) ref_y and loss weights gain [R, G]
     -> (z [R, M], clipped [R]: the (answer, update) pairs the clip acted on per row, shift [S, P, M]:
     what the shared weights' move adds to every prompt's logits, already in z; None without them).
     With shared weights (a SharedWeights, or None) they move after each update, so the later
-    updates' ratios see it. length [P, M]: each answer's tokens (GSPO's ratio reads them)."""
+    updates' ratios see it. length [P, M]: each answer's tokens (GSPO's ratio reads them). step:
+    objective.policy_updates' (an optimizer other than SGD; None: SGD)."""
     moved = shared_move = None
     if shared:
         moved = np.zeros((len(b.sizes), shared.n_types))  # [S, T]: the move over this batch's updates
@@ -327,7 +329,7 @@ def update_policy(z, b, A, ref_y, gain, obj, lr, shared, length):
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is caught by the caller
         reads_length = obj.policy_loss == "gspo" or obj.ratio_tokens != "one"
         length_y = length[b.prompt_of[:, None], b.y] if reads_length else None  # [R, G]
-        z, clipped = policy_updates(z, b.y, A, b.pi, lr, obj, ref_y, gain, shared_move, length_y)
+        z, clipped = policy_updates(z, b.y, A, b.pi, lr, obj, ref_y, gain, shared_move, length_y, step)
     if moved is None:
         return z, clipped, None
     return z, clipped, moved[np.arange(len(moved))[:, None, None], shared.types[None]]
@@ -450,6 +452,9 @@ def train_seeds(task, row):
     problems = ([p for knob in OPTIONAL if (p := knob.problem(getattr(row, knob.name)))]
                 or [why for _, why in Objective.of(row).conflicts()])
     problems += filter(None, [minibatches_problem(row.minibatches, row.G)])
+    if row.optimizer != "sgd" and row.shared_lr:
+        problems.append(f"optimizer {row.optimizer!r} with shared_lr {row.shared_lr:g}: the shared weights "
+                        "move by SGD; set shared_lr: 0 or optimizer: sgd")
     if problems:
         raise ValueError("; ".join(problems))
     task = with_correct_answers(task, row.correct_answers)
@@ -468,6 +473,7 @@ def train_seeds(task, row):
     ref_logp = log_softmax(np.asarray(task["logits"], float))  # [P, M]: the reference policy
     length = np.asarray(task["length"], np.int64)  # [P, M] tokens of each answer
     unit = length.mean()  # every aggregation mode weighs an answer of the mean length alike
+    adam = Adam(logits, row.lr) if row.optimizer == "adam" else None  # moves logits in place
     shared = None
     if row.shared_lr:
         types = np.asarray(task["type"], np.int64)  # [P, M]
@@ -514,7 +520,8 @@ def train_seeds(task, row):
             # update
             renormalise = off_policy and IS_CORRECTIONS[row.is_correction].renormalise
             gain = loss_weights(obj, b, length, unit, kept=w > 0 if renormalise else None)  # [R, G] or None
-            z, clipped, shift = update_policy(z, b, A, ref_y, gain, obj, row.lr, shared, length)
+            step_to = partial(adam.step, rows=at) if adam else None
+            z, clipped, shift = update_policy(z, b, A, ref_y, gain, obj, row.lr, shared, length, step_to)
             if not np.isfinite(z).all():  # k2/k3 grow without bound where π(y) ≪ π_ref(y)
                 bad = seeds[b.seed_of[~np.isfinite(z).all(axis=1)][0]]
                 raise FloatingPointError(
@@ -525,6 +532,8 @@ def train_seeds(task, row):
             if obj.epochs * obj.minibatches > 1:  # the first update never clips: μ = m = 1 never does
                 updated.append((b.seed_of * n_levels + level[b.prompt_of], clipped))  # (seed, level) cell [R]
             track(logits, stale, z, shift, b)
+            if adam:  # its running mean moves every prompt's logits, drawn or not
+                stale[:] = True
         # record
         if step % row.eval_every == 0 or step == row.steps:
             refresh(stats, stale, logits, ref_logp, length, C)

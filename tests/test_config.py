@@ -157,7 +157,7 @@ def test_empty_config_gets_the_lecture_defaults():
     assert all(row.row_path.endswith(f"_dyn{row.max_rounds}") for row in rows
                if Objective.of(row) == Objective() and not row.shared_lr and row.correct_answers == 1
                and row.reward == "verifier" and not row.sampler_lag and not row.sampler_noise
-               and row.is_correction == "none")
+               and row.is_correction == "none" and row.optimizer == "sgd")
     # 4 methods x 2 offsets on medium, grpo on the 3 other levels (medium is shared),
     # 6 further estimators x 2 offsets on medium
     assert len(gradstat_cases(cfg)) == 4 * 2 + 3 + 6 * 2

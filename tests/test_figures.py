@@ -40,7 +40,8 @@ def results():
     methods = list(ESTIMATORS)
     cfg["training"]["rows"] = [{"method": methods, "lr": 2.0}, {"method": ["none", "grpo"], "lr": 4.0},
                                {"method": ["none", "rloo"], "lr": 2.0, "reward_offset": 5.0}]
-    cfg["lr_sweep"]["rows"] = [{"method": ["none", "learned", "rloo", "grpo"], "lr": [1.0, 4.0]}]
+    cfg["lr_sweep"]["rows"] = [{"method": ["none", "learned", "rloo", "grpo"], "lr": [1.0, 4.0]},
+                               {"method": ["none", "grpo"], "lr": 0.03, "optimizer": "adam"}]
     exact = [m for m in methods if "logp" not in ESTIMATORS[m].needs]  # demo 2: what its exact moments cover
     cfg["gradient_stats"]["cases"] = [{"reward_offsets": [0.0, 1.0], "methods": exact, "levels": ["medium"]},
                                       {"reward_offsets": [0.0], "methods": ["grpo"],

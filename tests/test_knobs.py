@@ -81,7 +81,7 @@ DECLARED_DEFAULTS = {
     "is_cap_low": None,
     "epochs": 1, "clip_low": 0.2, "clip_high": 0.2, "clip_c": None, "kl_beta": 0.0, "kl_estimator": "k3",
     "kl_placement": "loss", "loss_agg": "seq-mean-token-sum-norm",
-    "policy_loss": "ppo", "minibatches": 1, "ratio_tokens": "one",
+    "policy_loss": "ppo", "minibatches": 1, "ratio_tokens": "one", "optimizer": "sgd",
 }
 
 

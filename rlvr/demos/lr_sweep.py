@@ -22,6 +22,9 @@ CONFIG = {
     "rows": [
         {"method": ["none", "learned", "rloo", "grpo"],
          "lr": [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]},
+        # Adam rescales each logit's step by its gradient's running size: the estimators' scale cancels
+        {"method": ["none", "learned", "rloo", "grpo"], "lr": [0.003, 0.01, 0.03, 0.1, 0.3, 1.0],
+         "optimizer": "adam"},
     ],
 }
 
@@ -41,11 +44,24 @@ TEXT = {
 }
 
 
-def lr_sweep_summary(runs):
-    """Final pass@1 per (method, lr) of the lr sweep: mean, s.e. over seeds and seed count."""
+OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # rlvr/optimizers.py's, as the table and figure say them
+
+
+def sweep_runs(runs):
+    """The lr sweep's runs, each with its optimizer (sgd where the results predate the knob)."""
     sweep = runs[runs["experiment"] == "lr_sweep"]
-    return sweep.groupby(["method", "lr"], sort=False)["final_pass1"].agg(
+    return sweep.assign(optimizer=sweep["optimizer"] if "optimizer" in sweep.columns else "sgd")
+
+
+def lr_sweep_summary(runs):
+    """Final pass@1 per (optimizer, method, lr) of the lr sweep: mean, s.e. over seeds and seed count."""
+    return sweep_runs(runs).groupby(["optimizer", "method", "lr"], sort=False)["final_pass1"].agg(
         mean="mean", se=A.se, n="count").reset_index()
+
+
+def by_optimizer(summary):
+    """[(optimizer, its rows of summary)], in the order the config has them."""
+    return [(o, summary[summary["optimizer"] == o]) for o in dict.fromkeys(summary["optimizer"])]
 
 
 def at_edge(lr, summary):
@@ -58,44 +74,67 @@ def table(frames, L):
     summary = lr_sweep_summary(runs)
     if not len(summary):
         return None
-    methods = list(dict.fromkeys(summary["method"]))
-    cell = {(r.method, r.lr): f"{r.mean:.3f} ± {r.se:.3f}" for r in summary.itertuples()}
-    rows = [[f"{lr:g}"] + [cell.get((m, lr), "") for m in methods] for lr in sorted(summary["lr"].unique())]
-    best = summary.loc[summary.groupby("method", sort=False)["mean"].idxmax()].set_index("method")
-    edge = {m: "*" if at_edge(best.loc[m, "lr"], summary) else "" for m in methods}
-    rows.append([L["best"]] + [f"{best.loc[m, 'lr']:g}{edge[m]}: {best.loc[m, 'mean']:.3f} ± "
-                               f"{best.loc[m, 'se']:.3f}" for m in methods])
+    parts, edges = [], False
+    optimizers = by_optimizer(summary)
+    for optimizer, own in optimizers:
+        methods = list(dict.fromkeys(own["method"]))
+        cell = {(r.method, r.lr): f"{r.mean:.3f} ± {r.se:.3f}" for r in own.itertuples()}
+        rows = [[f"{lr:g}"] + [cell.get((m, lr), "") for m in methods] for lr in sorted(own["lr"].unique())]
+        best = own.loc[own.groupby("method", sort=False)["mean"].idxmax()].set_index("method")
+        edge = {m: "*" if at_edge(best.loc[m, "lr"], own) else "" for m in methods}
+        rows.append([L["best"]] + [f"{best.loc[m, 'lr']:g}{edge[m]}: {best.loc[m, 'mean']:.3f} ± "
+                                   f"{best.loc[m, 'se']:.3f}" for m in methods])
+        edges |= any(edge.values()) and own["lr"].nunique() > 1
+        subtitle = OPTIMIZER_NAMES.get(optimizer, optimizer) if len(optimizers) > 1 else ""
+        parts.append((subtitle, [L["lr"]] + [R.method_name(L, m) for m in methods], rows))
     r0 = runs[runs["experiment"] == "lr_sweep"].iloc[0]
     return (L["title"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
-                                                steps=int(r0["steps"]), n=int(summary["n"].min())),
-            [("", [L["lr"]] + [R.method_name(L, m) for m in methods], rows)],
-            [L["edge"]] if any(edge.values()) and summary["lr"].nunique() > 1 else [])
+                              steps=int(r0["steps"]), n=int(summary["n"].min())),
+            parts, [L["edge"]] if edges else [])
 
 
 def claims(frames):
-    """What FINDINGS.md says of this demo, computed: each estimator's best lr, and how far apart the
-    best-lr runs end (paired by seed against the best of them)."""
+    """What FINDINGS.md says of this demo, computed: each estimator's best lr per optimizer, and how
+    far apart the best-lr runs end (paired by seed against the best of them); and, under an
+    optimizer other than SGD, GRPO − REINFORCE at each lr both ran."""
     runs = frames["runs"]
     summary = lr_sweep_summary(runs)
     if not len(summary):
         return []
-    sweep = runs[runs["experiment"] == "lr_sweep"]
-    best = summary.loc[summary.groupby("method", sort=False)["mean"].idxmax()]
-    top = best.loc[best["mean"].idxmax()]
-    apart = [(r.method, r.lr, K.paired(pd_concat(sweep, r.method, r.lr, top), "final_pass1",
-                                       {"method": r.method}, {"method": top["method"]}))
-             for r in best.itertuples() if r.method != top["method"]]
-    text = ("Each estimator's best lr and its final pass@1: " + ", ".join(
-        f"{style.label(r.method)} {r.lr:g}: {r.mean:.3f} ± {r.se:.3f}" for r in best.itertuples()))
-    if apart:
-        text += (f"; against {style.label(top['method'])}'s best (paired by seed): " + ", ".join(
-            f"{style.label(m)} {K.signed(d, 4)}" for m, _, d in apart))
-    edges = [style.label(r.method) for r in best.itertuples() if at_edge(r.lr, summary)]
-    if edges and summary["lr"].nunique() > 1:
-        every = "every estimator's" if len(edges) == len(best) else ", ".join(edges) + ":"
-        text += (f"; {every} best lr is the grid's largest or smallest, so the sweep does not bracket "
-                 "an optimum there")
-    return [K.Claim("best_lr", text + f" ({int(summary['n'].min())} seeds)", tuple(d for _, _, d in apart))]
+    sweep, made = sweep_runs(runs), []
+    for optimizer, own in by_optimizer(summary):
+        runs_o = sweep[sweep["optimizer"] == optimizer]
+        best = own.loc[own.groupby("method", sort=False)["mean"].idxmax()]
+        top = best.loc[best["mean"].idxmax()]
+        apart = [(r.method, r.lr, K.paired(pd_concat(runs_o, r.method, r.lr, top), "final_pass1",
+                                           {"method": r.method}, {"method": top["method"]}))
+                 for r in best.itertuples() if r.method != top["method"]]
+        under = "" if optimizer == "sgd" else f"Under {OPTIMIZER_NAMES.get(optimizer, optimizer)}, e"
+        text = ((under or "E") + "ach estimator's best lr and its final pass@1: " + ", ".join(
+            f"{style.label(r.method)} {r.lr:g}: {r.mean:.3f} ± {r.se:.3f}" for r in best.itertuples()))
+        if apart:
+            text += (f"; against {style.label(top['method'])}'s best (paired by seed): " + ", ".join(
+                f"{style.label(m)} {K.signed(d, 4)}" for m, _, d in apart))
+        edges = [style.label(r.method) for r in best.itertuples() if at_edge(r.lr, own)]
+        if edges and own["lr"].nunique() > 1:
+            every = "every estimator's" if len(edges) == len(best) else ", ".join(edges) + ":"
+            text += (f"; {every} best lr is the grid's largest or smallest, so the sweep does not bracket "
+                     "an optimum there")
+        suffix = "" if optimizer == "sgd" else f"_{optimizer}"
+        made.append(K.Claim(f"best_lr{suffix}", text + f" ({int(own['n'].min())} seeds)",
+                            tuple(d for _, _, d in apart)))
+        pairs = [(lr, K.paired(runs_o[runs_o["lr"] == lr], "final_pass1", {"method": "grpo"},
+                                {"method": "none"}))
+                 for lr in sorted(own["lr"].unique())
+                 if {"grpo", "none"} <= set(own.loc[own["lr"] == lr, "method"])]
+        if optimizer != "sgd" and pairs:
+            made.append(K.Claim(
+                f"grpo_against_reinforce{suffix}",
+                f"Under {OPTIMIZER_NAMES.get(optimizer, optimizer)}, final pass@1 of GRPO − REINFORCE (no "
+                f"baseline) at equal lr, paired by seed: " + ", ".join(
+                    f"lr {lr:g}: {K.signed(d, 3)}" for lr, d in pairs)
+                + f" ({int(own['n'].min())} seeds)", tuple(d for _, d in pairs)))
+    return made
 
 
 def pd_concat(sweep, method, lr, top):
@@ -105,26 +144,36 @@ def pd_concat(sweep, method, lr, top):
 
 
 def lr_sweep(runs):
-    summary = lr_sweep_summary(runs).sort_values("lr", kind="stable")  # methods keep their order
+    summary = lr_sweep_summary(runs)
+    order = list(dict.fromkeys(summary["optimizer"]))  # the config's (before sorting by lr)
+    summary = summary.sort_values("lr", kind="stable")  # methods keep their order
+    optimizers = sorted(by_optimizer(summary), key=lambda item: order.index(item[0]))
     methods = list(dict.fromkeys(summary["method"]))
     ncols = max(1, min(4, len(methods)))
-    nrows = -(-len(methods) // ncols)
-    fig, axes = F.subplots(nrows, ncols, height=0.6 + 1.7 * nrows, sharex=True, sharey=True)
-    # a panel per method, the others in grey behind it: curves that coincide all stay visible
-    for ax, m in zip(axes.flat, methods):
-        for other, o in summary.groupby("method", sort=False):
-            if other != m:
-                ax.plot(o["lr"], o["mean"], color="0.8", lw=0.8, zorder=1)
-        sub = summary[summary["method"] == m].set_index("lr")
-        sub["ci"] = 1.96 * sub["se"]
-        F.line(ax, sub.index, sub, m, marker="o", ms=2.5)
-        best = sub["mean"].idxmax()  # hollow at the grid's edge: an optimum the sweep does not bracket
-        ax.plot(best, sub.loc[best, "mean"], marker="*", ms=9, ls="none", clip_on=False, **F.tag(m),
-                fillstyle="none" if at_edge(best, summary) else "full")
-        ax.set_title(style.label(m))
-        F.log_ticks(ax, summary["lr"])
-    for ax in axes.flat[len(methods):]:
-        ax.set_visible(False)
+    per = -(-len(methods) // ncols)  # rows of panels an optimizer takes
+    nrows = per * len(optimizers)
+    fig, axes = F.subplots(nrows, ncols, height=0.6 + 1.7 * nrows, sharex="row", sharey=True)
+    # a panel per method (and optimizer), the others in grey behind it: curves that coincide stay visible
+    for i, (optimizer, own) in enumerate(optimizers):
+        panels = axes[i * per:(i + 1) * per].flat
+        for ax, m in zip(panels, methods):
+            for other, o in own.groupby("method", sort=False):
+                if other != m:
+                    ax.plot(o["lr"], o["mean"], color="0.8", lw=0.8, zorder=1)
+            sub = own[own["method"] == m].set_index("lr")
+            if not len(sub):
+                ax.set_visible(False)
+                continue
+            sub["ci"] = 1.96 * sub["se"]
+            F.line(ax, sub.index, sub, m, marker="o", ms=2.5)
+            best = sub["mean"].idxmax()  # hollow at the grid's edge: an optimum the sweep does not bracket
+            ax.plot(best, sub.loc[best, "mean"], marker="*", ms=9, ls="none", clip_on=False, **F.tag(m),
+                    fillstyle="none" if at_edge(best, own) else "full")
+            name = OPTIMIZER_NAMES.get(optimizer, optimizer)
+            ax.set_title(style.label(m) + (f", {name}" if len(optimizers) > 1 else ""))
+            F.log_ticks(ax, own["lr"])
+        for ax in list(panels)[len(methods):]:
+            ax.set_visible(False)
     fig.supxlabel("learning rate", fontsize="medium")
     fig.supylabel("final exact pass@1, all prompts", fontsize="medium")
     fig.suptitle("Final pass@1 against the learning rate (95% band; ★ best lr, ☆ at the grid's edge; grey: "

@@ -185,7 +185,8 @@ def _net_paired(frames, value, this, base):
 
 
 _OPT = {"adam": "Adam", "sgd": "SGD"}
-_KNOB_NAMES = {"reward_offset": "offset", "epochs": "μ", "prompts_per_step": "prompts", "kl_beta": "β"}
+_KNOB_NAMES = {"reward_offset": "offset", "epochs": "μ", "prompts_per_step": "prompts", "kl_beta": "β",
+               "minibatches": "m"}
 
 
 def _group_sizes(frames):
@@ -349,11 +350,13 @@ class ToyOf(NamedTuple):
         return self.fn(frames)
 
 
-TOY_LR = 2.0  # the lecture's lr: every toy row a prediction reads
-_TABULAR = {"lr": TOY_LR, "shared_lr": 0.0}
-_GRPO = {"method": "grpo", "lr": TOY_LR}
-# demo 3's GRPO against REINFORCE (no baseline) at offset 0, the toy's side of two predictions
-_GRPO_AGAINST_NONE = ToyPaired("training", ("passk", 1), {"lr": TOY_LR, "reward_offset": 0.0},
+TOY_LR = 2.0  # the lecture's lr (SGD): every toy row a prediction reads but Adam's
+TOY_ADAM_LR = 0.03  # demo 7's Adam rows: the middle of its grid, where GRPO is still far from its plateau
+_SGD = {"lr": TOY_LR, "optimizer": "sgd"}
+_TABULAR = {**_SGD, "shared_lr": 0.0}
+_GRPO = {"method": "grpo", **_SGD}
+# demo 3's GRPO against REINFORCE (no baseline) at offset 0, the toy's side under SGD
+_GRPO_AGAINST_NONE = ToyPaired("training", ("passk", 1), {**_SGD, "reward_offset": 0.0},
                                {"method": "grpo"}, {"method": "none"})
 _SHARED_GRPO = {**_GRPO, "shared_lr": 0.05}  # demo 11's most shared
 _GROUP_TOY = ("group_size", _GRPO)  # at the network's two G
@@ -378,14 +381,17 @@ PREDICTIONS = (
                                               "zh": "pass@1：GRPO − REINFORCE（SGD）"},
                _GRPO_AGAINST_NONE,
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", "sgd"), _net("none", "sgd"))),
-    Prediction("grpo_against_reinforce_adam", {"en": "pass@1: GRPO − REINFORCE, Adam (the toy: SGD)",
-                                               "zh": "pass@1：GRPO − REINFORCE（Adam；玩具模型：SGD）"},
-               _GRPO_AGAINST_NONE,
+    # ... and under Adam, which rescales each parameter's step: the toy's own Adam rows (demo 7)
+    Prediction("grpo_against_reinforce_adam", {"en": "pass@1: GRPO − REINFORCE, Adam",
+                                               "zh": "pass@1：GRPO − REINFORCE（Adam）"},
+               ToyPaired("lr_sweep", ("passk", 1),
+                         {"lr": TOY_ADAM_LR, "optimizer": "adam", "reward_offset": 0.0},
+                         {"method": "grpo"}, {"method": "none"}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo"), _net("none"))),
     # the lecture's demo 3: a reward offset of 5 stalls REINFORCE, which has no baseline to remove it
     Prediction("offset_stalls_reinforce", {"en": "REINFORCE's pass@1: offset 5 − offset 0, SGD",
                                            "zh": "REINFORCE 的 pass@1：格式分 5 − 格式分 0（SGD）"},
-               ToyPaired("training", ("passk", 1), {"method": "none", "lr": TOY_LR},
+               ToyPaired("training", ("passk", 1), {"method": "none", **_SGD},
                          {"reward_offset": 5.0}, {"reward_offset": 0.0}),
                lambda f: _net_paired(f, ("passk", 1), {**_net("none", "sgd"), "reward_offset": 5.0},
                                      _net("none", "sgd"))),
@@ -400,16 +406,25 @@ PREDICTIONS = (
                ToyPaired("clipping", ("passk", 1), {**_GRPO, "clip_high": 0.2}, {"epochs": 2}, {"epochs": 1}),
                lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2), _net("grpo"))),
     # the policy loss where π has moved from π_old: CISPO caps a moved answer's weight, PPO zeroes it
-    Prediction("cispo_against_ppo", {"en": "GRPO's pass@1: CISPO − PPO's clip (the toy: μ = 4, tokens "
-                                           "averaged; the network: μ = 2)",
-                                     "zh": "GRPO 的 pass@1：CISPO − PPO 裁剪（玩具模型：μ = 4，按 token "
-                                           "平均；网络：μ = 2）"},
+    # the toy's effect came at μ = 4, where the clip acts: the network's rows are at μ = 4 too
+    Prediction("cispo_against_ppo", {"en": "GRPO's pass@1: CISPO − PPO's clip, μ = 4",
+                                     "zh": "GRPO 的 pass@1：CISPO − PPO 裁剪（μ = 4）"},
                # the toy's PPO clips (and CISPO caps) the whole answer's ratio: its log-ratio on one token
                ToyPaired("policy_losses", ("passk", 1),
                          {**_GRPO, "epochs": 4, "minibatches": 1, "ratio_tokens": "one"},
                          {"policy_loss": "cispo"}, {"policy_loss": "ppo"}),
-               lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=2, policy_loss="cispo"),
-                                     _net("grpo", epochs=2))),
+               lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=4, policy_loss="cispo"),
+                                     _net("grpo", epochs=4))),
+    # like with like: 4 updates a batch either way, from 4 passes over its answers or 4 minibatches
+    # of them (each answer once): what reusing answers adds beyond the optimizer's steps
+    Prediction("reuse_at_equal_updates", {"en": "GRPO's pass@1: μ = 4 passes − m = 4 minibatches (4 "
+                                                "updates a batch each)",
+                                          "zh": "GRPO 的 pass@1：μ = 4 次遍历 − m = 4 个小批"
+                                                "（每批都是 4 次更新）"},
+               ToyPaired("policy_losses", ("passk", 1),
+                         {**_GRPO, "policy_loss": "ppo", "ratio_tokens": "one"},
+                         {"epochs": 4, "minibatches": 1}, {"epochs": 1, "minibatches": 4}),
+               lambda f: _net_paired(f, ("passk", 1), _net("grpo", epochs=4), _net("grpo", minibatches=4))),
     # asynchronous training: answers drawn by the policy of some steps before, uncorrected (demo 15)
     Prediction("stale_sampler", {"en": "GRPO's pass@1: a stale sampler, uncorrected − on-policy (the toy: 16 "
                                        "of 300 steps stale; the network: 4 of {steps})",

@@ -98,9 +98,11 @@ class _NetJob:
     def row_path(self):
         """What names the row under results/, whatever its seeds: a knob away from its default
         adds its token and value (rlvr/knobs.py), as in a toy row's path."""
-        values = {k.name: getattr(self, k.name, k.spec_default) for k in (*OPTIONAL, *NET_ONLY)}
-        own = "".join(f"_{k.token}{values[k.name]}" for k in NET_ONLY
-                      if k.token and values[k.name] != k.spec_default)
+        # the toy's knobs at their defaults where the network has none of that name, or its own
+        # (optimizer: the network's default is adam, the toy's sgd)
+        values = {k.name: getattr(self, k.name) if k in NET_KNOBS else k.spec_default for k in OPTIONAL}
+        own = "".join(f"_{k.token}{getattr(self, k.name)}" for k in NET_ONLY
+                      if k.token and getattr(self, k.name) != k.spec_default)
         return (f"network/{self.method}/lr{self.lr!r}_off{self.reward_offset!r}_G{self.G}"
                 f"_n{self.prompts_per_step}_s{self.steps}_len{self.max_len}{path_tokens(values)}{own}")
 
