@@ -151,16 +151,20 @@ OPTIONAL_DEFAULTS = {k.name: k.spec_default for k in OPTIONAL}
 
 
 def from_json(cls, text):
-    """The spec of type cls from to_json's output; lists become tuples as the fields expect."""
+    """The spec of type cls from to_json's output; lists become tuples as the fields expect. A
+    knob to_json left out holds OPTIONAL_DEFAULTS' value, whatever cls's own default (a network
+    row's optimizer: sgd, the toy's default, left out; adam, its own, written)."""
     values = json.loads(text)
-    unknown = set(values) - {f.name for f in fields(cls)}
+    names = {f.name for f in fields(cls)}
+    unknown = set(values) - names
     if unknown:
         raise ValueError(f"unknown {cls.__name__} fields {sorted(unknown)}")
 
     def tuples(x):
         return tuple(tuples(v) for v in x) if isinstance(x, list) else x
 
-    return cls(**{name: tuples(v) for name, v in values.items()})
+    left_out = {name: v for name, v in OPTIONAL_DEFAULTS.items() if name in names and name not in values}
+    return cls(**left_out, **{name: tuples(v) for name, v in values.items()})
 
 
 # a training pack (rlvr/packs.py plans them): what its job trains and the manifest it writes last
