@@ -2,7 +2,7 @@
 value of another, small multiples over a third; mean over seeds ± one standard error. The rows
 are those a config names (rlvr/compute.py's load_rows), in the colours of every figure.
 
-    python -m rlvr plot --experiment lr_sweep --x lr --y final_pass1 --by method --out sweep
+    python -m rlvr plot --experiment lr_sweep --x lr --y final_pass1 --by method --panel optimizer --out sweep
 """
 
 import numpy as np
