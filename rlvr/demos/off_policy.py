@@ -11,6 +11,7 @@ correction keeps, its spread and its bias (exact.off_policy_group_moments), on m
 rlvr/demos/__init__.py.
 """
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -294,7 +295,12 @@ def _start_for(p_target, M, method, G, step_lr, lag):
 def made_prompt_measures(runs, M, P, mismatch, value, keys, p):
     """{key: Kept [n]} at the policy's π(correct) = p [n] on made prompts (wrong answers alike; a
     perturbed sampler: NOISE_DRAWS fixed draws of ε, the same at every p)."""
-    method, G, step_lr = _trained(runs, P)
+    return _made_prompt_measures(*_trained(runs, P), M, mismatch, float(value), tuple(keys),
+                                 tuple(float(x) for x in p))
+
+
+@functools.lru_cache(maxsize=32)  # the table in each language and the claims ask for the same
+def _made_prompt_measures(method, G, step_lr, M, mismatch, value, keys, p):
     p = np.asarray(p, float)
     if mismatch == "sampler_lag":
         z = _made_logits(_start_for(p, M, method, G, step_lr, int(value)), M)
@@ -314,12 +320,31 @@ def level_measures(task, runs, mismatch, value, keys):
     task's and the sampler the task's own; a perturbed one with the training seeds' own ε
     (sampler.sampler_noise_logits)."""
     z = task[[c for c in task if c.startswith("logit_")]].to_numpy()  # [P, M]
+    seeds = tuple(sorted(int(s) for s in runs["seed"].unique()))
+    return _level_measures(_Array(z), _Array(task["level"].to_numpy()), _trained(runs, len(z)), seeds,
+                           mismatch, float(value), tuple(keys))
+
+
+class _Array:
+    """An array as a cache key: equal where the bytes, shape and type are."""
+
+    def __init__(self, a):
+        self.a, self._key = a, (a.shape, a.dtype.str, a.tobytes())
+
+    def __eq__(self, other):
+        return self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+
+@functools.lru_cache(maxsize=32)  # the table in each language and the claims ask for the same
+def _level_measures(z, level, trained, seeds, mismatch, value, keys):
+    z, level = z.a, level.a
     P, M = z.shape
-    method, G, step_lr = _trained(runs, P)
-    level = task["level"].to_numpy()
+    method, G, step_lr = trained
     eps = None
     if mismatch == "sampler_noise":
-        seeds = sorted(int(s) for s in runs["seed"].unique())
         eps = sampler_noise_logits(seeds, (P, M), 1.0).reshape(-1, M)  # [S·P, M]
         z, level = np.tile(z, (len(seeds), 1)), np.tile(level, len(seeds))
     pi, mu = mismatched(z, mismatch, value, method, G, step_lr, eps)
@@ -522,9 +547,9 @@ def _exact_claims(task, runs):
                 f"a sampler whose logits carry a fixed noise of σ = {v:g}")
         exactly = "Exactly" if mismatch == "sampler_lag" else (
             f"Exactly over its groups, averaged over {NOISE_DRAWS} draws of the noise (the share ± s.e.)")
-        made = made_prompt_measures(runs, M, P, mismatch, v, keys, [P_DETAIL])
-        each = "; ".join(f"{_named(k)} keeps {_share(made[k].share[0], made[k].share_se[0])} of it "
-                         f"(s.d. × {made[k].sd[0]:.2f}, bias {made[k].bias[0]:.2f})" for k in keys)
+        made = made_prompt_measures(runs, M, P, mismatch, v, keys, (*P_SHOWN, P_DETAIL))  # the table's
+        each = "; ".join(f"{_named(k)} keeps {_share(made[k].share[-1], made[k].share_se[-1])} of it "
+                         f"(s.d. × {made[k].sd[-1]:.2f}, bias {made[k].bias[-1]:.2f})" for k in keys)
         out.append(K.Claim(f"{mismatch}_caps_exact", (
             f"{exactly}, for {style.label(method)} (G = {G}) on a made prompt with π(correct) = {P_DETAIL:g} "
             f"and its wrong answers alike, with {what}, of the on-policy expected update of π(correct): "
