@@ -283,6 +283,7 @@ def _toy_paired(frames, experiment, value, this, base):
     if frame is None or not len(A.select_rows(frame, **this)) or not len(A.select_rows(frame, **base)):
         return None
     shared = f", shared lr {this['shared_lr']:g}" if this.get("shared_lr") else ""
+    shared += f", {_OPT[this['optimizer']]}" if this.get("optimizer", "sgd") != "sgd" else ""
     return K.paired(frame, column, this, base), f"demo {_demo(experiment)}, lr {this['lr']:g}{shared}"
 
 
