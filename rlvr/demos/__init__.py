@@ -6,7 +6,7 @@ A demo is one module here (copy one): NUMBER (its place in the order: "demo 3", 
 demo3_training; declared once, so a demo inserted between others renumbers none silently),
 TITLE (its report heading), SWITCHABLE (its config section has `enabled`: the section of its name,
 or CONFIG_SECTION where the module names another; a section the schema file lacks is made),
-FRAMES (the results its table, claims and figures read: all its rendering job is given;
+FRAMES (the results its table, claims and figures read: all it is given to draw;
 tests/test_render.py checks it), ROWS (that section's `rows:` list trains rows whose experiment
 is the demo's name; CONFIG then holds the section's default seeds and rows, which no config file
 copies), TEXT (its table's strings in English and Chinese), `table(frames, L)` ->
@@ -15,8 +15,8 @@ FIGURES {name: (draw(frames) -> Figure, the frames it needs)}, each with a capti
 workflow/report/<name>.rst, and optionally `claims(frames)` -> [rlvr.claims.Claim], the sentences
 FINDINGS.md quotes. A demo whose section is not a `rows:` list but trains makes its rows with
 `train_rows(section, row)` and checks its section with `check_section(section, task, checks)`
-(group_size, dynamic_sampling). A demo that reads rows of other demos names them in READS (its
-rendering job reads those rows' files too), and may say which of their rows with `reads(row)`
+(group_size, dynamic_sampling). A demo that reads rows of other demos names them in READS (it is
+given those rows too: Demo.frames), and may say which of their rows with `reads(row)`
 (demo 17 derives both from the rows its predictions read). Add its module to MODULES below: a
 demo with ROWS needs nothing else (GUIDE.md's recipe, which tests/test_recipe.py follows);
 another demo's section goes in workflow/schemas/config.schema.yaml.

@@ -1,8 +1,9 @@
 """Render the demos in one process: each demo's tables, claims and figures (rlvr/report.py's
 write_demo), then every text table joined into all.txt and every demo's claims into claims.md.
 
-One process pays the imports of pandas, pyarrow and matplotlib once (~1.3 s, more than most
-demos' drawing) and draws the demos in --threads processes forked from it. A demo is drawn again
+One process pays the imports of pandas, pyarrow and matplotlib once (~0.8-1.3 s, about what a
+demo's drawing takes: config/test.yaml's 17 demos take ~16 s) and draws the demos in --threads
+processes forked from it. A demo is drawn again
 only where something it shows changed: its stamp, a hash of the rows it reads (Demo.frames), the
 estimators' looks in them, the language and the rendering code, is recorded in the checksum
 file, and a demo whose stamp and files are as recorded is kept, its files touched (Snakemake
