@@ -264,6 +264,18 @@ def render_look():
     return codeversion.display_version(tuple(sorted(methods)))
 
 
+RENDER_THREADS = max(
+    1, min(8, len(ASKED))
+)  # demos drawn at once (Snakemake caps it at --cores)
+
+
+def render_memory():
+    """The rendering job's mem_mb (a cluster's limit): every trained frame as pandas and one
+    demo's rows of them in its process (rlvr/budget.py render_mb), and a drawing process's own
+    beside it for each thread."""
+    return math.ceil(budget.render_mb(_ROWS) + budget.RENDER_BASE_MB * RENDER_THREADS)
+
+
 def checksums(job):
     """Where a job that writes tables or figures lists the files it wrote and their hashes (rlvr/io.py)."""
     return f"{RESULTS}/checksums/{job}.sha256"

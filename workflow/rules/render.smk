@@ -25,8 +25,10 @@ rule render:
         f"{LOGS}/render.log",
     conda:
         ENV
-    # demos drawn at once, each by a process forked from the job's (Snakemake caps it at --cores)
-    threads: max(1, min(8, len(ASKED)))
+    # demos drawn at once, each by a process forked from the job's
+    threads: RENDER_THREADS
+    resources:
+        mem_mb=render_memory(),
     params:
         demos=" ".join(demo.name for demo in ASKED),
         lang=config["lang"],
