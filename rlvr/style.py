@@ -65,6 +65,11 @@ def marker(method):
     return MARKERS[(members.index(method) if method in members else len(members)) % len(MARKERS)]
 
 
+# an optimizer (a row's `optimizer`: rlvr/optimizers.py, the network's rlvr/net/specs.py) as tables,
+# claims and figures name it
+OPTIMIZER_LABELS = {"sgd": "SGD", "adam": "Adam"}
+
+
 def label(method):
     """How figures name a method (registered with it; an unregistered name as it is)."""
     spec = ESTIMATORS.get(method)

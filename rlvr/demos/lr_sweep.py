@@ -44,13 +44,9 @@ TEXT = {
 }
 
 
-OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # rlvr/optimizers.py's, as the table and figure say them
-
-
 def sweep_runs(runs):
-    """The lr sweep's runs, each with its optimizer (sgd where the results predate the knob)."""
-    sweep = runs[runs["experiment"] == "lr_sweep"]
-    return sweep.assign(optimizer=sweep["optimizer"] if "optimizer" in sweep.columns else "sgd")
+    """The lr sweep's runs."""
+    return runs[runs["experiment"] == "lr_sweep"]
 
 
 def lr_sweep_summary(runs):
@@ -85,7 +81,7 @@ def table(frames, L):
         rows.append([L["best"]] + [f"{best.loc[m, 'lr']:g}{edge[m]}: {best.loc[m, 'mean']:.3f} ± "
                                    f"{best.loc[m, 'se']:.3f}" for m in methods])
         edges |= any(edge.values()) and own["lr"].nunique() > 1
-        subtitle = OPTIMIZER_NAMES.get(optimizer, optimizer) if len(optimizers) > 1 else ""
+        subtitle = style.OPTIMIZER_LABELS[optimizer] if len(optimizers) > 1 else ""
         parts.append((subtitle, [L["lr"]] + [R.method_name(L, m) for m in methods], rows))
     r0 = runs[runs["experiment"] == "lr_sweep"].iloc[0]
     return (L["title"].format(pps=int(r0["prompts_per_step"]), G=int(r0["G"]),
@@ -109,7 +105,7 @@ def claims(frames):
         apart = [(r.method, r.lr, K.paired(pd_concat(runs_o, r.method, r.lr, top), "final_pass1",
                                            {"method": r.method}, {"method": top["method"]}))
                  for r in best.itertuples() if r.method != top["method"]]
-        under = "" if optimizer == "sgd" else f"Under {OPTIMIZER_NAMES.get(optimizer, optimizer)}, e"
+        under = "" if optimizer == "sgd" else f"Under {style.OPTIMIZER_LABELS[optimizer]}, e"
         text = ((under or "E") + "ach estimator's best lr and its final pass@1: " + ", ".join(
             f"{style.label(r.method)} {r.lr:g}: {r.mean:.3f} ± {r.se:.3f}" for r in best.itertuples()))
         if apart:
@@ -130,7 +126,7 @@ def claims(frames):
         if optimizer != "sgd" and pairs:
             made.append(K.Claim(
                 f"grpo_against_reinforce{suffix}",
-                f"Under {OPTIMIZER_NAMES.get(optimizer, optimizer)}, final pass@1 of GRPO − REINFORCE (no "
+                f"Under {style.OPTIMIZER_LABELS[optimizer]}, final pass@1 of GRPO − REINFORCE (no "
                 f"baseline) at equal lr, paired by seed: " + ", ".join(
                     f"lr {lr:g}: {K.signed(d, 3)}" for lr, d in pairs)
                 + f" ({int(own['n'].min())} seeds)", tuple(d for _, d in pairs)))
@@ -169,7 +165,7 @@ def lr_sweep(runs):
             best = sub["mean"].idxmax()  # hollow at the grid's edge: an optimum the sweep does not bracket
             ax.plot(best, sub.loc[best, "mean"], marker="*", ms=9, ls="none", clip_on=False, **F.tag(m),
                     fillstyle="none" if at_edge(best, own) else "full")
-            name = OPTIMIZER_NAMES.get(optimizer, optimizer)
+            name = style.OPTIMIZER_LABELS[optimizer]
             ax.set_title(style.label(m) + (f", {name}" if len(optimizers) > 1 else ""))
             F.log_ticks(ax, own["lr"])
         for ax in list(panels)[len(methods):]:

@@ -162,7 +162,7 @@ def _net_change(frames, value, row):
         return None
     start, final = _net_value(frames, value, {**row, "lr": lrs[-1]})
     return (K.over_seeds((final - start).to_numpy()),
-            f"{_OPT[row['optimizer']]} lr {lrs[-1]:g}: {style.label(row['method'])}")
+            f"{style.OPTIMIZER_LABELS[row['optimizer']]} lr {lrs[-1]:g}: {style.label(row['method'])}")
 
 
 def _net_paired(frames, value, this, base):
@@ -181,10 +181,9 @@ def _net_paired(frames, value, this, base):
         which = f"{style.label(this['method'])}, " + ", ".join(
             f"{_KNOB_NAMES.get(k, k)} {shown(this[k])} − {shown(base[k])}"
             for k in this if this[k] != base[k])
-    return K.over_seeds(d.to_numpy()), f"{_OPT[this['optimizer']]} lr {lrs[-1]:g}: {which}"
+    return K.over_seeds(d.to_numpy()), f"{style.OPTIMIZER_LABELS[this['optimizer']]} lr {lrs[-1]:g}: {which}"
 
 
-_OPT = {"adam": "Adam", "sgd": "SGD"}
 _KNOB_NAMES = {"reward_offset": "offset", "epochs": "μ", "prompts_per_step": "prompts", "kl_beta": "β",
                "minibatches": "m"}
 
@@ -283,7 +282,8 @@ def _toy_paired(frames, experiment, value, this, base):
     if frame is None or not len(A.select_rows(frame, **this)) or not len(A.select_rows(frame, **base)):
         return None
     shared = f", shared lr {this['shared_lr']:g}" if this.get("shared_lr") else ""
-    shared += f", {_OPT[this['optimizer']]}" if this.get("optimizer", "sgd") != "sgd" else ""
+    optimizer = this.get("optimizer", "sgd")
+    shared += f", {style.OPTIMIZER_LABELS[optimizer]}" if optimizer != "sgd" else ""
     return K.paired(frame, column, this, base), f"demo {_demo(experiment)}, lr {this['lr']:g}{shared}"
 
 
