@@ -256,6 +256,12 @@ NET_BASE_ANSWER = 4e-4  # the base, per answer of its batch and step (0.097 CPU-
 NET_ANSWER = 7e-4  # a network training step, per answer sampled and updated (0.176 / 512) ...
 NET_EPOCH = 4e-4  # ... per answer and further update (μ > 1)
 NET_RECORD = 3e-5  # a record, per (seed, prompt, candidate) teacher-forced
+# ... and per answer it samples (rlvr/net/train.py record_sample; 0.68 CPU-s for 5 models x 800 answers
+# at init, measured with both cores busy)
+NET_RECORD_ANSWER = 1.7e-4
+# answers a prompt a record samples: rlvr/net/train.py's RECORD_ANSWERS, which imports torch, as this
+# module must not (tests/test_network.py holds the two equal)
+RECORD_ANSWERS = 4
 
 
 def network_seconds(net, P, M):
@@ -265,7 +271,7 @@ def network_seconds(net, P, M):
     scale = max(0.25, model["n_layer"] * model["d_model"] ** 2 / (2 * 64**2))
     base = len(net["seeds"]) * (JOB + NET_TORCH + net["base"]["steps"] * net["base"]["batch"]
                                 * NET_BASE_ANSWER * scale)
-    records = (net["steps"] // net["eval_every"] + 2) * len(net["seeds"]) * P * M
+    records = (net["steps"] // net["eval_every"] + 2) * len(net["seeds"]) * P
 
     def largest(row, key, default):  # a row's value, the largest of a grid's, or the default
         value = row.get(key)
@@ -280,7 +286,8 @@ def network_seconds(net, P, M):
         answers = (net["steps"] * largest(row, "prompts_per_step", net["prompts_per_step"])
                    * largest(row, "G", net["G"]) * len(net["seeds"]))
         rows += combos * (JOB + NET_TORCH + scale * (answers * (NET_ANSWER + NET_EPOCH * (epochs - 1))
-                                                       + records * NET_RECORD))
+                                                       + records * (M * NET_RECORD
+                                                                    + RECORD_ANSWERS * NET_RECORD_ANSWER)))
     return base, rows
 
 

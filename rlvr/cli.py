@@ -463,6 +463,29 @@ def build_parser():
                    help="with --doc: fail if a quoted claim differs, change nothing")
     s.set_defaults(fn=cmd_claims)
 
+    s = sub.add_parser("predict", help="your data: from each prompt's sampled answers n and correct c, what "
+                       "the toy's exact formulas predict (groups without signal per G, dynamic sampling's "
+                       "draws, pass@k, each estimator's gradient), integrated over each pass rate's "
+                       "posterior")
+    s.add_argument("data", help="a .csv or .parquet table (prompt, n, c; or n, pass_rate; optional level), "
+                   "or .jsonl of sampled answers ({\"prompt\": id, \"reward\": 0 or 1} a line)")
+    s.add_argument("--budget", type=int, default=256,
+                   help="answers a step, split into groups of G (default: 256)")
+    s.add_argument("--G", type=int, nargs="+", default=[2, 4, 8, 16, 32],
+                   help="group sizes (default: 2 4 8 16 32)")
+    s.add_argument("--band", type=float, nargs=2, metavar=("LO", "HI"),
+                   help="keep the prompts whose observed c/n is in [LO, HI], and predict for them too")
+    s.add_argument("--prior", nargs="+", default=["fit"],
+                   help="a pass rate's Beta prior: fit (the default: the one fitted to the data's counts), "
+                   "jeffreys (0.5 0.5), or A B")
+    s.add_argument("--methods", nargs="+", default=["none", "rloo", "grpo", "dr_grpo"],
+                   help="estimators whose exact gradient moments to give (rlvr/estimators.py)")
+    s.add_argument("--id-key", default="prompt", help="the prompt's key in a .jsonl line (default: prompt)")
+    s.add_argument("--reward-key", default="reward",
+                   help="the reward's key in a .jsonl line (default: reward)")
+    s.add_argument("--out", help="write the predictions as Parquet and one figure (predict.png, .pdf) here")
+    s.set_defaults(fn=lambda a: __import__("rlvr.predict", fromlist=["run"]).run(a))
+
     s = sub.add_parser("lecture", help="run the lecture's script (examples/lecture_01_grpo.py) on rlvr: its "
                        "four demos, printed in Chinese as the lecture has them or in English")
     s.add_argument("--lang", choices=("zh", "en"), default="zh",
@@ -490,7 +513,7 @@ def check_code(a):
 # the arguments naming what a command writes (or deletes); a pipeline stage's is --out
 WRITES = {"train": ("results", "manifest"), "net_base": ("out", "prompts"), "net_train": ("results",),
           "render": ("tables", "figures", "all", "claims", "checksums", "drop"),
-          "all": ("results", "figures"), "clean": ("results",), "config": (), "claims": ()}
+          "all": ("results", "figures"), "clean": ("results",), "config": (), "claims": (), "predict": ()}
 
 
 def _written(args):

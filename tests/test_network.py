@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+import torch
 import yaml
 from conftest import REPO, run_snakemake, same_table
 
@@ -359,3 +360,63 @@ def test_a_diverged_network_or_base_is_an_error_naming_its_row_and_seed():
             row_columns(task, row, start)
     with pytest.raises(FloatingPointError, match=r"the base diverged at step \d+ \(seed 0\).*base\.lr"):
         net.base_columns(task, base_spec.__class__(**{**base_spec.__dict__, "lr": 1e30}))
+
+
+def test_a_row_whose_mass_leaves_the_candidates_is_named_a_collapse_not_a_transfer():
+    """demo 17: a network row whose mass on the candidates ends below half its start's has
+    collapsed, and the verdict says so whatever the signs; a row that keeps its mass is judged
+    as before. Synthetic curves, two rows of 5 seeds."""
+    from rlvr import claims as K
+    from rlvr.demos import network as N
+
+    def row(offset, final_mass):
+        knobs = {**N._net("none", "sgd"), "G": 8, "prompts_per_step": 32, "lr": 0.03, "reward_offset": offset}
+        return [{**knobs, "seed": s, "step": t, "level": "all", "mass_on_candidates": m}
+                for s in range(5) for t, m in ((0, 0.9), (60, final_mass))]
+
+    frames = {"net_curves": pd.DataFrame(row(5.0, 0.1) + row(0.0, 0.85))}
+    offset5 = {**N._net("none", "sgd"), "lr": 0.03, "reward_offset": 5.0}
+    kept = {**N._net("none", "sgd"), "lr": 0.03}
+    assert N._collapsed(frames, kept) == ""
+    named = N._collapsed(frames, offset5, kept)
+    assert "offset 5" in named and "0.900 → 0.100" in named and "offset 0" not in named
+    L = {**N.TEXT["en"]}
+    toy, net = K.Difference(-0.4, 0.01, 5), K.Difference(-0.5, 0.01, 5)
+    assert N.verdict(toy, net, L) == L["transfers"]
+    assert N.verdict(toy, net, L, collapsed=named) == L["collapse"].format(what=named)
+
+
+def test_the_answers_sampled_at_a_record_are_the_policys_and_leave_training_alone(monkeypatch):
+    """At each record the trainer samples 4 answers a prompt on a stream of its own: the share of
+    them off the candidates agrees with the exact mass off them (1 − the candidates' summed
+    probability) within 4 standard errors (binomial over the 800 answers of a model, fixed seeds),
+    the lengths are what sampled_stats says, and training's own bits are those of a run that
+    records nothing."""
+    from rlvr.net import results
+    from rlvr.net import train as T
+    from rlvr.net.model import Config
+    from rlvr.net.tokens import make_token_task
+
+    ttask, cfg = make_token_task(make_task()), Config(n_layer=1, d_model=16, n_head=2)
+    out = T.train(cfg, ttask, [(0,), (1,)], "grpo", steps=2, n=4, G=4, lr=0.01, record_every=1)
+    y, n_tok = out["sampled"], out["sampled_len"]  # [R, E, P, 4]
+    assert y.shape == (3, 2, 200, T.RECORD_ANSWERS) and set(np.unique(y)) <= set(range(-1, 16))
+    from rlvr import budget
+
+    assert budget.RECORD_ANSWERS == T.RECORD_ANSWERS  # the cost estimate counts what the trainer samples
+    off = 1 - out["probs"].sum(axis=-1).mean(axis=-1)  # [R, E]: exact
+    share = (y < 0).mean(axis=(2, 3))
+    se = np.sqrt(off * (1 - off) / (200 * T.RECORD_ANSWERS))
+    assert np.all(np.abs(share - off) < 4 * se + 1e-12)
+    stats = results.sampled_stats(y, n_tok.astype(float), [np.ones(200, bool)])
+    wrong = y[2, 1] != 0
+    assert stats["off_share"][2, 1, 0] == share[2, 1]
+    assert stats["length_wrong_all"][2, 1, 0] == pytest.approx(n_tok[2, 1][wrong].mean())
+    se_wrong = n_tok[2, 1][wrong].std(ddof=1) / np.sqrt(wrong.sum())
+    assert stats["length_wrong_all_se"][2, 1, 0] == pytest.approx(se_wrong)
+
+    monkeypatch.setattr(T, "record_sample", lambda *args, **kw: (np.zeros((2, 200, 4)),) * 2)
+    alone = T.train(cfg, ttask, [(0,), (1,)], "grpo", steps=2, n=4, G=4, lr=0.01, record_every=1)
+    for name, p in out["params"].items():
+        assert torch.equal(p, alone["params"][name])
+    assert np.array_equal(out["probs"], alone["probs"])

@@ -27,7 +27,8 @@ NUMBER = 17  # its place in the order; its table is demo17_network
 TITLE = "the bridge: the toy's predictions on a network"
 SWITCHABLE = True
 # the results its table, claims and figures read (rlvr/io.py RESULT_FILES)
-FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_curves', 'net_passk', 'net_prompts')
+FRAMES = ('reference', 'runs', 'curves', 'passk', 'net_base', 'net_batches', 'net_curves', 'net_passk',
+          'net_prompts')
 ROWS = False
 DEFAULT_AGG = "seq-mean-token-sum-norm"
 
@@ -155,14 +156,42 @@ def _net(method, optimizer="adam", **knobs):
             **{name: KNOBS[name].spec_default for name in _AT_DEFAULT}, **knobs}
 
 
+COLLAPSE = 0.5  # a row whose mass on the candidates ends below this share of its start's has collapsed
+
+
+def _collapsed(frames, *rows):
+    """What collapsed among these network rows (knobs with their lr): '<row>: mass on the candidates
+    start → final' for each whose mass on the candidates (all prompts, mean over seeds) ends below
+    COLLAPSE of its start's, joined; '' where none did. Its difference is then not the toy's
+    effect but the collapse's: the verdict names the collapse."""
+    out = []
+    for row in rows:
+        start, final = (v.mean() for v in _net_value(frames, ("mass_on_candidates", "all"), row))
+        if final < COLLAPSE * start:
+            out.append(f"{_row_label(row)}: mass on the candidates {start:.3f} → {final:.3f}")
+    return "; ".join(out)
+
+
+def _row_label(row):
+    """A network row as the table names it: optimizer, lr, method and the knobs away from _net's."""
+    usual = _net(row["method"])
+    own = [f"{_KNOB_NAMES.get(k, k)} {v:g}" if isinstance(v, float) else f"{_KNOB_NAMES.get(k, k)} {v}"
+           for k, v in row.items() if k not in ("method", "optimizer", "lr") and v != usual.get(k)]
+    return " ".join([style.OPTIMIZER_LABELS[row["optimizer"]], f"lr {row['lr']:g}",
+                     style.label(row["method"]), *own])
+
+
 def _net_change(frames, value, row):
-    """Final minus start of value for the network row with these knobs at its largest lr."""
+    """Final minus start of value for the network row with these knobs at its largest lr: (the
+    difference over seeds, the row, what collapsed)."""
     lrs = _net_lrs(frames, row)
     if not lrs:
         return None
-    start, final = _net_value(frames, value, {**row, "lr": lrs[-1]})
+    row = {**row, "lr": lrs[-1]}
+    start, final = _net_value(frames, value, row)
     return (K.over_seeds((final - start).to_numpy()),
-            f"{style.OPTIMIZER_LABELS[row['optimizer']]} lr {lrs[-1]:g}: {style.label(row['method'])}")
+            f"{style.OPTIMIZER_LABELS[row['optimizer']]} lr {lrs[-1]:g}: {style.label(row['method'])}",
+            _collapsed(frames, row))
 
 
 def _net_paired(frames, value, this, base):
@@ -170,7 +199,8 @@ def _net_paired(frames, value, this, base):
     lrs = sorted(set(_net_lrs(frames, this)) & set(_net_lrs(frames, base)))
     if not lrs:
         return None
-    a, b = (_net_value(frames, value, {**row, "lr": lrs[-1]})[1] for row in (this, base))
+    this, base = ({**row, "lr": lrs[-1]} for row in (this, base))
+    a, b = (_net_value(frames, value, row)[1] for row in (this, base))
     d = (a - b).dropna()
     if this["method"] != base["method"]:
         which = f"{style.label(this['method'])} − {style.label(base['method'])}"
@@ -181,7 +211,9 @@ def _net_paired(frames, value, this, base):
         which = f"{style.label(this['method'])}, " + ", ".join(
             f"{_KNOB_NAMES.get(k, k)} {shown(this[k])} − {shown(base[k])}"
             for k in this if this[k] != base[k])
-    return K.over_seeds(d.to_numpy()), f"{style.OPTIMIZER_LABELS[this['optimizer']]} lr {lrs[-1]:g}: {which}"
+    return (K.over_seeds(d.to_numpy()),
+            f"{style.OPTIMIZER_LABELS[this['optimizer']]} lr {lrs[-1]:g}: {which}",
+            _collapsed(frames, this, base))
 
 
 _KNOB_NAMES = {"reward_offset": "offset", "epochs": "μ", "prompts_per_step": "prompts", "kl_beta": "β",
@@ -448,20 +480,23 @@ PREDICTIONS = (
                ToyOf(lambda f: _kl_placement_prediction(f, net=False), (_KL_PLACEMENT_TOY,)),
                lambda f: _kl_placement_prediction(f, net=True)),
     # Dr. GRPO: per-answer 1/|o| weighting lengthens wrong answers
+    # the network's wrong answers are every wrong string it draws, off the candidates too (sampled at
+    # each record); the toy's are its wrong candidates, all it has
     Prediction("length_wrong", {"en": "GRPO, a wrong answer's expected tokens: seq-mean-token-mean − "
-                                      "seq-mean-token-sum-norm",
+                                      "seq-mean-token-sum-norm (the network: every wrong string, sampled)",
                                 "zh": "GRPO，错误回答的期望长度：seq-mean-token-mean − "
-                                      "seq-mean-token-sum-norm"},
+                                      "seq-mean-token-sum-norm（网络：采样的所有错误字符串）"},
                ToyPaired("loss_aggregation", ("length_wrong", "all"), _GRPO,
                          {"loss_agg": "seq-mean-token-mean"}, {"loss_agg": DEFAULT_AGG}),
-               lambda f: _net_paired(f, ("length_wrong", "all"), _net("grpo", loss_agg="seq-mean-token-mean"),
-                                     _net("grpo"))),
+               lambda f: _net_paired(f, ("length_wrong_all", "all"),
+                                     _net("grpo", loss_agg="seq-mean-token-mean"), _net("grpo"))),
 )
 
 
 # every claim the demo makes, by key: a sentence per prediction, and two of the network alone
-CLAIMS = ("base_levels", *(p.key for p in PREDICTIONS), "verdict_by_lr", "nsr_against_psr_at_equal_pass1",
-          "fell_below_the_start", "mass_off_the_candidates")
+CLAIMS = ("base_levels", "base_fit", *(p.key for p in PREDICTIONS), "verdict_by_lr",
+          "nsr_against_psr_at_equal_pass1", "fell_below_the_start", "mass_off_the_candidates",
+          "sampled_off_the_candidates", "predicted_zero_signal")
 _FELL_TOY = ("negative_samples", _TABULAR)  # fell_below_the_start's toy rows: every method's
 _SIDE_BY_SIDE = (("shared_policy", _SHARED_GRPO), ("negative_samples", {"method": "psr", **_TABULAR}),
                  ("negative_samples", {"method": "nsr", **_TABULAR}))  # the figure's toy lines
@@ -485,12 +520,15 @@ def sign(d):
     return 0 if d is None or not d.resolved else (1 if d.mean > 0 else -1)
 
 
-def verdict(toy, net, L, sets=()):
+def verdict(toy, net, L, sets=(), collapsed=""):
     """Whether the toy's difference transfers to the network: both resolved with one sign
     ("transfers"), with opposite signs ("does not transfer"), or the network's not resolved; a
     toy difference that is not resolved predicts nothing. sets: the network's difference on each
     disjoint set of its seeds (seed_sets), where it has two: the verdict is theirs where they
-    agree, else "not replicated"."""
+    agree, else "not replicated". collapsed: what collapsed among the network's rows (_collapsed):
+    the verdict names it, whatever the signs (a collapse is not the toy's effect)."""
+    if collapsed:
+        return L["collapse"].format(what=collapsed)
     if toy is None or not sign(toy):
         return L["toy_none"]
     if sets:
@@ -584,7 +622,9 @@ TEXT = {
         "unreplicated": "not replicated: the seed sets differ",
         "few": "not resolved: {n} network seeds, fewer than {least}",
         "toy_none": "the toy predicts no sign",
+        "collapse": "collapse, not the toy's effect: {what}",
         "base_head": ["level", "toy reference: P(correct)", "network bases: P(correct)",
+                      "bases: |log-odds error|", "bases: least P(correct) (toy's)",
                       "bases: mass on the candidates"],
         "note": [
             "Each difference is over seeds (paired where two rows are compared) and counts where a t test",
@@ -592,8 +632,9 @@ TEXT = {
             "reference, or one row − another, at lr 2 (SGD). network: final − the base, or one row −",
             "another, same seeds. What each holds fixed: the steps (the last one), the lr and the",
             "optimizer, and every knob but the one it names; not the pass@1 reached, the KL to the start",
-            "or the optimizer steps (μ = 2 makes twice as many). The verdict compares the two signs. Why",
-            "a difference does or does not transfer is not measured here.",
+            "or the optimizer steps (μ = 2 makes twice as many). The verdict compares the two signs; a",
+            "row whose mass on the candidates ends below half its start's is named a collapse instead.",
+            "Why a difference does or does not transfer is not measured here.",
         ],
     },
     "zh": {
@@ -608,14 +649,17 @@ TEXT = {
         "unreplicated": "未复现：两组种子结论不同",
         "few": "未分辨：网络只有 {n} 个种子，少于 {least} 个",
         "toy_none": "玩具模型未给出符号",
-        "base_head": ["难度", "玩具参考：P(正确)", "网络基座：P(正确)", "基座：候选上的概率"],
+        "collapse": "崩溃，而非玩具模型的效应：{what}",
+        "base_head": ["难度", "玩具参考：P(正确)", "网络基座：P(正确)", "基座：|对数几率误差|",
+                      "基座：最小 P(正确)（玩具的）", "基座：候选上的概率"],
         "note": [
             "每个差值对种子取平均（两行比较时按种子配对），种子间 t 检验在 α = {alpha} 拒绝“无差异”",
             "且至少 {least} 个种子才算分辨。",
             "玩具模型：训练后 − 参考模型，或一行 − 另一行，学习率 2（SGD）。",
             "网络：训练后 − 基座，或一行 − 另一行，种子相同。每个差值固定步数（最后一步）、学习率、",
             "优化器以及所比较的旋钮之外的一切；不固定达到的 pass@1、与起点的 KL 或优化器步数",
-            "（μ = 2 的步数是两倍）。结论比较两者的符号。",
+            "（μ = 2 的步数是两倍）。结论比较两者的符号；候选答案上的概率最终低于起点一半的行，",
+            "结论为“崩溃”。",
             "为什么成立或不成立，这里没有测量。",
         ],
     },
@@ -629,13 +673,12 @@ def table(frames, L):
     head = L["head"][:4] + [L["on_set"].format(seeds=_span(s)) for s in sets] + L["head"][4:]
     rows = [[_what(p, frames, L["lang"]), K.signed(toy[0]) if toy else "–", toy[1] if toy else "",
              K.signed(net[0]), *(K.signed(d) if d.seeds else "–" for d, _ in each), net[1].partition(":")[0],
-             verdict(toy and toy[0], net[0], L, each)]
+             verdict(toy and toy[0], net[0], L, each, net[2])]
             for p, toy, net, each in verdicts]
     scan = [[_what(p, frames, L["lang"]), net[1].partition(":")[0], K.signed(net[0]),
-             verdict(toy and toy[0], net[0], L, each)] for p, toy, net, each in by_lr]
-    levels = [[L["levels"][key], f"{sub['toy_p_correct'].mean():.4f}", f"{sub['p_correct'].mean():.4f}",
-               f"{sub['mass_on_candidates'].mean():.3f}"]
-              for i, key in enumerate(LEVEL_KEYS) if len(sub := base[base["level"] == i])]
+             verdict(toy and toy[0], net[0], L, each, net[2])] for p, toy, net, each in by_lr]
+    levels = [[L["levels"][key], f"{fit.toy:.4f}", f"{fit.net:.4f}", f"{fit.logodds_error:.3f}",
+               f"{fit.least:.2g} ({fit.toy_least:.2g})", f"{fit.mass:.3f}"] for key, fit in _base_fit(base)]
     first, (G, pps) = c.iloc[0], _section_budget(c)  # the section's group size; a row may set its own
     title = L["title"].format(layers=int(first["n_layer"]), d=int(first["d_model"]),
                               steps=int(first["steps"]), pps=pps, G=G, n=c["seed"].nunique())
@@ -659,12 +702,12 @@ def claims(frames):
             net_part += " (" + "; ".join(f"seeds {_span(s)}: {K.signed(d)}, {verdict(toy and toy[0], d, L)}"
                                          for d, s in each) + ")"
         out.append(K.Claim(p.key, (f"{_what(p, frames, 'en')}: {toy_part}; {net_part}: "
-                                   f"{verdict(toy and toy[0], net[0], L, each)}"),
+                                   f"{verdict(toy and toy[0], net[0], L, each, net[2])}"),
                            tuple(d for d in (toy and toy[0], net[0], *(d for d, _ in each))
                                  if d is not None)))
     if by_lr:
         scan = [f"{_what(p, frames, 'en')} at {net[1].partition(':')[0]} {K.signed(net[0])}, "
-                f"{verdict(toy and toy[0], net[0], L, each)}" for p, toy, net, each in by_lr]
+                f"{verdict(toy and toy[0], net[0], L, each, net[2])}" for p, toy, net, each in by_lr]
         out.append(K.Claim("verdict_by_lr", "The network's verdict at each lr a prediction's rows share: "
                            + "; ".join(scan), tuple(net[0] for _, _, net, _ in by_lr)))
     base = frames["net_base"]  # a row per (seed, prompt)
@@ -677,21 +720,126 @@ def claims(frames):
                           + "; their mass on the candidates "
                           f"{mass.mean():.3f} (mean over prompts, from {mass.min():.3f} to {mass.max():.3f} "
                           f"by base; the least of a prompt {base['mass_on_candidates'].min():.3f})", ()))
-    matched = _nsr_against_psr_at_equal_pass1(frames)
-    if matched is not None:
-        out.append(matched)
-    fell = _fell_below_the_start(frames)
-    if fell is not None:
-        out.append(fell)
-    # what the toy cannot do: put mass on a string off its candidates (each answer is one of them)
+    fits = [f"{F.LEVEL_LABELS[key]} {fit.logodds_error:.3f} (least P(correct) {fit.least:.2g}, the toy's "
+            f"{fit.toy_least:.2g}; mass on the candidates {fit.mass:.3f})" for key, fit in _base_fit(base)]
+    out.insert(1, K.Claim("base_fit", "How closely the bases fit the toy's reference, by level: the mean "
+                          "over prompts and bases of |log-odds of the base's P(correct) − the toy's|: "
+                          + ", ".join(fits), ()))
+    # what the network alone shows, each where its rows are in the results
+    return out + [claim for claim in (_nsr_against_psr_at_equal_pass1(frames), _fell_below_the_start(frames),
+                                      _mass_off_the_candidates(frames), _off_the_candidates(frames),
+                                      _predicted_zero_signal(frames)) if claim is not None]
+
+
+def _mass_off_the_candidates(frames):
+    """What the toy cannot do: put mass on a string off its candidates (each answer is one of
+    them). The change of the mass on the candidates of NSR's, PSR's and GRPO's rows."""
     moved = [(m, _net_change(frames, ("mass_on_candidates", "all"), _net(m))) for m in ("nsr", "psr", "grpo")]
     moved = [(m, got) for m, got in moved if got is not None]
-    if moved:
-        parts = [f"{style.label(m)} {K.signed(d)} ({where.partition(':')[0]})" for m, (d, where) in moved]
-        out.append(K.Claim("mass_off_the_candidates", (
-            "The network's mass on the 16 candidates, final − the base's: " + ", ".join(parts)
-            + f" ({moved[0][1][0].seeds} seeds); the toy's is 1 by construction (an answer is one of its "
-            "candidates)"), tuple(d for _, (d, _) in moved)))
+    if not moved:
+        return None
+    parts = [f"{style.label(m)} {K.signed(d)} ({where.partition(':')[0]})" for m, (d, where, _) in moved]
+    return K.Claim("mass_off_the_candidates", (
+        "The network's mass on the 16 candidates, final − the base's: " + ", ".join(parts)
+        + f" ({moved[0][1][0].seeds} seeds); the toy's is 1 by construction (an answer is one of its "
+        "candidates)"), tuple(d for _, (d, _, _) in moved))
+
+
+PREDICT_ANSWERS = 16  # answers sampled a prompt from each base, as a user's eval would, for rlvr predict
+
+
+def _predicted_zero_signal(frames):
+    """`rlvr predict` tried on a model no one tuned by hand: from 16 answers sampled a prompt from
+    each base (rlvr.predict.sample_counts of its exact P(correct)), the share of groups without a
+    signal at each G of the network's rows, against the base's exact share (mean over prompts of
+    p^G + (1 − p)^G) and the share its rows' first batch saw (every row of a seed at one G draws the
+    same first batch: one a seed), each over the seeds (bases), and observed − predicted paired by
+    seed."""
+    import pandas as pd  # not at the top: the config's parse imports this module (and no pandas)
+
+    from .. import predict as Pr
+
+    batches, base = frames.get("net_batches"), frames["net_base"]
+    if batches is None or not len(batches):
+        return None
+    first = batches[batches["step"] == 0].drop_duplicates(["seed", "G"])
+    first = first.set_index(["G", "seed"])["reward_zero_std"]
+    parts, diffs = [], []
+    for G in sorted(first.index.get_level_values(0).unique()):
+        observed = first.loc[G]
+        predicted, exact = {}, {}
+        for seed in observed.index:
+            p = base[base["seed"] == seed].sort_values("prompt")["p_correct"].to_numpy()
+            c = Pr.sample_counts(p, PREDICT_ANSWERS, seed)
+            a, b, _ = Pr.posterior(np.full(len(p), PREDICT_ANSWERS), c)
+            predicted[seed] = Pr.zero_signal(a, b, int(G))[0]
+            exact[seed] = float((p**G + (1 - p) ** G).mean())
+        predicted, exact = (pd.Series(v) for v in (predicted, exact))
+        d = K.over_seeds((observed - predicted).to_numpy())
+        diffs.append(d)
+        parts.append(f"G = {int(G)}: predicted {A.pm(predicted)}, the bases' exact {A.pm(exact)}, their "
+                     f"rows' first batch {A.pm(observed)} (observed − predicted {K.signed(d)})")
+    return K.Claim("predicted_zero_signal", (
+        f"`rlvr predict` on {PREDICT_ANSWERS} answers sampled a prompt from each base (the fitted prior), "
+        "the "
+        f"share of groups without a signal over {diffs[0].seeds} bases: " + "; ".join(parts)), tuple(diffs))
+
+
+def _off_the_candidates(frames):
+    """What the network draws off the candidates, at the base and at the end of each row with the
+    default objective at the section's budget: the share of its sampled answers off them and their
+    mean tokens (EOS counted), from the answers sampled at the records (mean over seeds)."""
+    c = frames["net_curves"]
+    if "off_share" not in c:
+        return None
+    # the rows with the default objective and sampler, at the section's budget: any method, optimizer,
+    # lr and offset
+    c = _rows(c, level="all", **{**_net(None), "optimizer": None, "reward_offset": None})
+    start, last = c[c["step"] == c["step"].min()], c[c["step"] == c["step"].max()]
+    if not len(last):
+        return None
+    at_base = f"{start['off_share'].mean():.3f} of the answers, {start['length_off'].mean():.2f} tokens"
+    ends = last.groupby(["method", "optimizer", "lr", "reward_offset"])[["off_share", "length_off"]].mean()
+    ends = ends.sort_values("off_share")
+    parts = [f"{style.label(m)} {style.OPTIMIZER_LABELS[o]} lr {lr:g}{f' offset {off:g}' if off else ''} "
+             f"{v.off_share:.3f}" for (m, o, lr, off), v in ends.iterrows()]
+    return K.Claim("sampled_off_the_candidates", (
+        f"Answers the network draws off its candidates (sampled at each record, {int(c['seed'].nunique())} "
+        f"seeds): at the base {at_base} on average (a candidate has "
+        f"{_candidate_tokens(frames):.2f}); at the end of each row with the default objective, the share off "
+        "them (the least to the most): " + ", ".join(parts)), ())
+
+
+def _candidate_tokens(frames):
+    """A candidate's mean tokens (EOS counted), over every prompt's 16: the net_base frame has its
+    strings."""
+    answers = frames["net_base"].drop_duplicates("prompt")["answers"]
+    return float(np.mean([len(a) + 1 for row in answers for a in row.split()]))
+
+
+class Fit(NamedTuple):
+    toy: float  # the toy reference's P(correct), mean over the level's prompts
+    net: float  # the bases', mean over prompts and bases
+    logodds_error: float  # mean over prompts and bases of |logit(net) − logit(toy)|
+    least: float  # the least P(correct) of a prompt on a base
+    toy_least: float  # the toy's least
+    mass: float  # the bases' mass on the candidates, mean over prompts and bases
+
+
+def _base_fit(base):
+    """[(level key, Fit)] of the bases' frame (a row per seed and prompt), for each level it has."""
+    def logit(p):
+        p = np.asarray(p, float)
+        return np.log(p) - np.log1p(-p)
+
+    out = []
+    for i, key in enumerate(LEVEL_KEYS):
+        sub = base[base["level"] == i]
+        if len(sub):
+            error = np.abs(logit(sub["p_correct"]) - logit(sub["toy_p_correct"])).mean()
+            out.append((key, Fit(sub["toy_p_correct"].mean(), sub["p_correct"].mean(), error,
+                                 sub["p_correct"].min(), sub["toy_p_correct"].min(),
+                                 sub["mass_on_candidates"].mean())))
     return out
 
 

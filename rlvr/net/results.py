@@ -13,6 +13,35 @@ from .specs import EXPERIMENT, MODEL_KEYS, ROW_COLUMNS, objective_of
 from .tokens import make_token_task
 from .train import BATCH_STATS, train
 
+SAMPLED = ("off_share", "length_off", "length_off_se", "length_wrong_all", "length_wrong_all_se")
+
+
+def _mean_se(values, where):
+    """Mean and standard error (sd/√n over the answers, pooled over prompts: a slight overestimate
+    where prompts differ) of values [..., N] over the entries where [..., N] holds; NaN with none."""
+    n = where.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(where, values, 0.0).sum(axis=-1) / n
+        var = np.where(where, (values - mean[..., None]) ** 2, 0.0).sum(axis=-1) / (n - 1)
+        return mean, np.sqrt(var / n)
+
+
+def sampled_stats(y, n_tok, groups):
+    """Per record, model and group of prompts, from answers sampled at the records (rlvr.net.train
+    record_sample): y [R, E, P, K] which candidate each is (−1 off them), n_tok [R, E, P, K] its
+    tokens (EOS counted); groups: [P] bool masks. Returns {name: [R, E, groups]} for SAMPLED: the
+    share of the answers off the candidates; the mean tokens of those, and of every wrong answer
+    (a wrong candidate or a string off them), each with its s.e. (NaN where there are none)."""
+    out = {name: [] for name in SAMPLED}
+    for where in groups:
+        yy, nn = y[:, :, where].reshape(*y.shape[:2], -1), n_tok[:, :, where].reshape(*y.shape[:2], -1)
+        out["off_share"].append((yy < 0).mean(axis=-1))
+        for name, which in (("length_off", yy < 0), ("length_wrong_all", yy != 0)):
+            mean, se = _mean_se(nn, which)
+            out[name].append(mean)
+            out[f"{name}_se"].append(se)
+    return {name: np.stack(v, axis=-1) for name, v in out.items()}
+
 
 def row_columns(task, row, start):
     """Train one network job (a NetRow: a row's block of seeds, packed) from the base's `start`;
@@ -54,6 +83,11 @@ def row_columns(task, row, start):
     # [E, R, levels] each, flattened seed-major, then step, then level
     by_level = {name: np.stack([v[..., where].mean(axis=-1) for _, where in groups], axis=-1)
                 .transpose(1, 0, 2) for name, v in per_prompt.items()}
+    # and from the answers sampled at each record, every string (off the candidates too): the share
+    # off the candidates, the tokens of those, and of every wrong answer, each with its s.e.
+    y, n_tok = out["sampled"], out["sampled_len"].astype(float)  # [R, E, P, K]
+    by_level |= {name: v.transpose(1, 0, 2) for name, v in
+                 sampled_stats(y, n_tok, [where for _, where in groups]).items()}
     L = len(groups)
     curve = rows(E * R * L, seed=np.repeat(seeds, R * L), step=np.tile(np.repeat(steps, L), E),
                  level=[key for _ in range(E * R) for key, _ in groups],

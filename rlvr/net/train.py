@@ -31,6 +31,9 @@ from .tokens import candidate_index
 
 SAMPLE_STREAM = 2  # a model's sampling generator is generator((*key, SAMPLE_STREAM))
 REWARD_STREAM = 3  # a random reward's uniforms: generator((*key, REWARD_STREAM)), the answers left alone
+# a record's sampled answers (record_sample): their own stream, so recording leaves training's bits alone
+RECORD_STREAM = 4
+RECORD_ANSWERS = 4  # answers a prompt sampled at each record: 800 a model over the 200 prompts
 OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}  # rlvr/net/specs.py names them
 # per step and model (train_step); not "reward", the name of the row's reward function in its files
 BATCH_STATS = ("mean_reward", "reward_zero_std", "clip_share", "length")
@@ -179,6 +182,25 @@ def train_step(params, ref, opt, gens, cfg, ttask, method, obj, n, G, max_len=8,
             "clip_share": clip_share.numpy(), "length": lengths.double().mean(dim=(1, 2)).numpy()}
 
 
+def record_sample(params, cfg, ttask, gens, per_prompt=RECORD_ANSWERS, max_len=8, chunk=50):
+    """per_prompt answers to every prompt drawn from each of the E models, as the sampler draws
+    them (any string, not only the candidates): (which candidate each is [E, P, per_prompt], −1
+    off the candidates; its tokens, EOS counted [E, P, per_prompt]). What exact teacher forcing
+    of the candidates cannot give: where the mass off the candidates goes, and how long those
+    strings are. gens: E generators of their own stream (RECORD_STREAM); `chunk` prompts a call,
+    which bounds the memory and fixes the draws' order."""
+    P = ttask["P"]
+    prompt_tok = torch.from_numpy(ttask["prompt"])
+    ys, lengths = [], []
+    for s in range(0, P, chunk):
+        idx = np.arange(s, min(P, s + chunk))
+        tokens, length = sample_answers(params, cfg, prompt_tok[idx], per_prompt, gens, max_len)
+        ys.append(np.stack([candidate_index(ttask, idx, tokens[e].numpy(), length[e].numpy())
+                            for e in range(len(gens))]))
+        lengths.append(length.numpy())
+    return np.concatenate(ys, axis=1), np.concatenate(lengths, axis=1)
+
+
 def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, obj=None,
           optimizer="adam", max_len=8, norm=None, record_every=10, reward_offset=0.0, reward="verifier",
           sampler_lag=0, correction=("none", 2.0, "sequence")):
@@ -187,8 +209,9 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
 
     Returns {name: [steps, E] for each of BATCH_STATS (train_step), "record_steps": [R] the steps
     before which (and after the last) "probs": [R, E, P, M], each candidate's exact probability
-    (rlvr.net.exact.candidate_probs: column 0 is P(correct)), and "pass1": [R, E], P(correct)
-    averaged over the prompts, were taken, "params": the final parameters}.
+    (rlvr.net.exact.candidate_probs: column 0 is P(correct)), "pass1": [R, E], P(correct)
+    averaged over the prompts, and "sampled", "sampled_len": [R, E, P, RECORD_ANSWERS], answers
+    drawn at each record (record_sample), were taken, "params": the final parameters}.
     obj: rlvr.objective.Objective (None: the lecture's, μ = 1, no KL, every answer alike); reward:
     a reward's name in rlvr/rewards.py (the verifier by default); sampler_lag: the answers of step
     t drawn by the parameters at the start of step max(0, t − sampler_lag), weighed by correction
@@ -204,12 +227,14 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
     opt = OPTIMIZERS[optimizer](params.values(), lr=lr)
     gens = [generator((*key, SAMPLE_STREAM)) for key in keys]
     reward_gens = [generator((*key, REWARD_STREAM)) for key in keys] if REWARDS[reward].random else None
+    record_gens = [generator((*key, RECORD_STREAM)) for key in keys]
     past = deque(maxlen=sampler_lag + 1)  # the parameters at the start of the last L + 1 steps
     out = {name: np.zeros((steps, E)) for name in BATCH_STATS}
-    record_steps, probs = sorted({*range(0, steps, record_every), steps}), []
+    record_steps, probs, sampled = sorted({*range(0, steps, record_every), steps}), [], []
     for step in range(steps + 1):
         if step in record_steps:
             probs.append(candidate_probs(params, cfg, ttask))
+            sampled.append(record_sample(params, cfg, ttask, record_gens, max_len=max_len))
         if step < steps:
             if sampler_lag:
                 past.append({k: v.detach().clone() for k, v in params.items()})
@@ -225,4 +250,6 @@ def train(cfg, ttask, keys, method, start=None, steps=100, n=32, G=8, lr=1e-4, o
                     "lower lr")
     probs = np.stack(probs)
     return out | {"record_steps": np.array(record_steps), "probs": probs, "pass1": probs[..., 0].mean(axis=2),
+                  "sampled": np.stack([y for y, _ in sampled]),
+                  "sampled_len": np.stack([n for _, n in sampled]),
                   "params": {k: v.detach() for k, v in params.items()}}
