@@ -606,7 +606,7 @@ def test_the_readme_counts_what_a_fresh_clone_runs(tmp_path, monkeypatch):
     summary = 1 + next(i for i, line in enumerate(lines) if "jobs to run in all" in line)  # from the first
     packs = re.search(r"\btrain (\d+),", "\n".join(lines))[1]
     assert f"A cold run of the default config ({jobs} jobs: {packs} training packs," in readme
-    assert f"prints that summary, {summary} lines" in readme
+    assert f"prints what it will run, {summary} lines" in readme
     assert f"{len(lines)} lines for the default config in a fresh clone" in readme
 
 
