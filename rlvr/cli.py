@@ -486,6 +486,14 @@ def build_parser():
     s.add_argument("--out", help="write the predictions as Parquet and one figure (predict.png, .pdf) here")
     s.set_defaults(fn=lambda a: __import__("rlvr.predict", fromlist=["run"]).run(a))
 
+    s = sub.add_parser("row", help="your trainer's settings (a TRL GRPOConfig, a verl config) as a row of "
+                       "the "
+                       "toy, by the peers' own names; what has no toy counterpart is listed")
+    s.add_argument("file", help="its YAML or JSON, or its command line written out (.sh, .txt)")
+    s.add_argument("--from", dest="peer", required=True, choices=("trl", "verl"),
+                   help="whose settings they are")
+    s.set_defaults(fn=lambda a: __import__("rlvr.peers", fromlist=["run"]).run(a))
+
     s = sub.add_parser("lecture", help="run the lecture's script (examples/lecture_01_grpo.py) on rlvr: its "
                        "four demos, printed in Chinese as the lecture has them or in English")
     s.add_argument("--lang", choices=("zh", "en"), default="zh",
@@ -513,7 +521,8 @@ def check_code(a):
 # the arguments naming what a command writes (or deletes); a pipeline stage's is --out
 WRITES = {"train": ("results", "manifest"), "net_base": ("out", "prompts"), "net_train": ("results",),
           "render": ("tables", "figures", "all", "claims", "checksums", "drop"),
-          "all": ("results", "figures"), "clean": ("results",), "config": (), "claims": (), "predict": ()}
+          "all": ("results", "figures"), "clean": ("results",), "config": (), "claims": (), "predict": (),
+          "row": ()}
 
 
 def _written(args):
