@@ -130,8 +130,9 @@ def cmd_compare(a):
     from .compare import compare, report, seed_values
 
     configs = [C.load_config(path) for path in (a.a, a.b)]  # both checked before anything is read
-    a_values = seed_values(a.results, configs[0], a.y)
-    b_values = seed_values(a.results_b or a.results, configs[1], a.y)
+    # each config's runs where it put them (its `results:` key), unless --results says otherwise
+    a_values = seed_values(a.results or configs[0]["results"], configs[0], a.y)
+    b_values = seed_values(a.results_b or a.results or configs[1]["results"], configs[1], a.y)
     print("\n".join(report(compare(a_values, b_values, a.y), a.a, a.b)))
 
 
@@ -450,7 +451,8 @@ def build_parser():
                        "difference B - A of the rows they differ in, paired over the seeds both ran")
     s.add_argument("a", help="config A: a YAML file merged over config/config.yaml, as --configfile is")
     s.add_argument("b", help="config B")
-    s.add_argument("--results", default="results", help="where both configs' runs are (default: results)")
+    s.add_argument("--results", help="where both configs' runs are (default: each config's `results:`, "
+                   "results unless it names its own)")
     s.add_argument("--results-b", help="where B's runs are, if not there")
     s.add_argument("--y", default="final_pass1", help="the value of each run (default: final_pass1)")
     s.set_defaults(fn=cmd_compare)

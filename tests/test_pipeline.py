@@ -475,6 +475,36 @@ def test_a_disabled_demo_leaves_no_table_or_figure_behind(tiny_run, tmp_path):
     assert "Nothing to be done" in snakemake(tmp_path, "-n", config=config).stdout
 
 
+def test_a_sweep_with_its_own_results_directory_leaves_the_defaults_untouched(tiny_run, tmp_path):
+    """A config that names its own `results:` and turns every demo but demo 3 off, run in a
+    finished project: every file under results/ keeps its bytes (no table or figure of the
+    demos it turned off is deleted), its own directory holds demo 3's table and its runs, its
+    jobs' logs are under logs/<it>/, and `rlvr compare` finds each config's runs where it put
+    them."""
+    for name in ("results", "logs", ".snakemake"):
+        shutil.copytree(tiny_run / name, tmp_path / name)
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["results"] = "results_sweep"
+    for demo in DEMOS:
+        if demo.section and demo.section != "training":
+            cfg[demo.section] = {**cfg.get(demo.section, {}), "enabled": False}
+    config = tmp_path / "sweep.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    before = snapshot(tmp_path / "results")
+    snakemake(tmp_path, "-c2", config=config)
+    assert snapshot(tmp_path / "results") == before
+    own = tmp_path / "results_sweep"
+    assert {p.name for p in (own / "tables").iterdir()} >= {"demo3_training.txt", "all.txt"}
+    assert not (own / "tables" / "demo1_reference.txt").exists()
+    assert (tmp_path / "logs" / "results_sweep" / "render.log").exists()
+    out = run([PYTHON, "-m", "rlvr", "compare", str(TINY), str(config), "--y", "final_pass1"], cwd=tmp_path)
+    assert "in both: 2 rows" in out.stdout, out.stdout  # demo 3's rows, read from each directory
+    bad = dict(cfg, results="../elsewhere")
+    config.write_text(yaml.safe_dump(bad))
+    refused = snakemake(tmp_path, "-n", config=config, check=False)
+    assert refused.returncode != 0 and "config key results" in refused.stderr, refused.stderr[-2000:]
+
+
 def test_cache_follows_the_code_it_ran_with_and_nothing_else(tiny_run, tmp_path):
     """A finished project copied elsewhere (code, results and Snakemake's records, mtimes kept)
     is up to date; a comment line, a docstring or anything in cli.py is no change; a new estimator

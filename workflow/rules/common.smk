@@ -59,8 +59,8 @@ except C.ConfigError as err:
 config.clear()
 config.update(_validated)
 
-RESULTS = "results"
-LOGS = "logs"
+RESULTS = config["results"]  # "results" unless the config names a directory of its own
+LOGS = "logs" if RESULTS == "results" else f"logs/{RESULTS}"
 ENV = "../envs/rlvr.yaml"  # each rule's conda environment, used with --sdm conda
 TASK = f"{RESULTS}/{C.TASK_FILE}"
 
@@ -468,7 +468,7 @@ def what_was_written(paths, failed=False):
     ]
     lines += ["the network's base"] if base else []
     if top:
-        lines.append(f"{', '.join(top)} (results/*.parquet)")
+        lines.append(f"{', '.join(top)} ({RESULTS}/*.parquet)")
     if demos:
         numbers = sorted(demo.number for demo in DEMOS if demo.name in demos)
         lines.append(
