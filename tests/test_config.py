@@ -581,3 +581,17 @@ def test_the_summary_says_how_many_of_the_networks_bases_are_made_or_kept():
     assert line({}).endswith(f"0 of {n} jobs to run, its {b} bases kept")
     made = line({"network": 2, "network_base": 1})
     assert made.endswith(f"2 of {n} jobs to run, 1 of its {b} bases to make")
+
+
+def test_the_toy_alone_is_the_default_without_the_network_in_a_directory_of_its_own():
+    """config/toy.yaml (README: the toy alone) trains every row of the default but the network's,
+    with the same numbers, and writes to results_toy/, never to the default's results/."""
+    from conftest import REPO
+
+    from rlvr.config import load_config, train_rows
+
+    default, toy = load_config(None), load_config(REPO / "config" / "toy.yaml")
+    assert toy["results"] == "results_toy" and not toy["network"]["enabled"]
+    assert {k: v for k, v in toy.items() if k not in ("results", "network")} == \
+        {k: v for k, v in default.items() if k not in ("results", "network")}
+    assert train_rows(toy) == train_rows(default)
