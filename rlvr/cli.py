@@ -127,13 +127,14 @@ def cmd_plot(a):
 def cmd_compare(a):
     """Two configs' runs side by side (rlvr/compare.py), from the files their runs kept."""
     from . import config as C
-    from .compare import compare, report, seed_values
+    from .compare import compare, latex, report, seed_values
 
     configs = [C.load_config(path) for path in (a.a, a.b)]  # both checked before anything is read
     # each config's runs where it put them (its `results:` key), unless --results says otherwise
     a_values = seed_values(a.results or configs[0]["results"], configs[0], a.y)
     b_values = seed_values(a.results_b or a.results or configs[1]["results"], configs[1], a.y)
-    print("\n".join(report(compare(a_values, b_values, a.y), a.a, a.b)))
+    c = compare(a_values, b_values, a.y)
+    print("\n".join(latex(c, a.a, a.b) if a.latex else report(c, a.a, a.b)))
 
 
 def cmd_config(a):
@@ -455,6 +456,7 @@ def build_parser():
                    "results unless it names its own)")
     s.add_argument("--results-b", help="where B's runs are, if not there")
     s.add_argument("--y", default="final_pass1", help="the value of each run (default: final_pass1)")
+    s.add_argument("--latex", action="store_true", help="the rows that differ as a LaTeX table (booktabs)")
     s.set_defaults(fn=cmd_compare)
 
     s = sub.add_parser("claims", help="print every demo's claims computed from a results directory")

@@ -137,6 +137,32 @@ def report(c, name_a, name_b):
     return out
 
 
+LATEX_SPECIAL = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$",
+                 "{": r"\{", "}": r"\}", "→": r"$\to$", "−": "--"}
+
+
+def latex(c, name_a, name_b):
+    """The rows a Comparison pairs as a LaTeX table (booktabs): experiment, A's row, what differs,
+    A, B, B − A ± its standard error, seeds; a resolved difference in bold (rlvr/claims.py's rule)."""
+    def tex(text):
+        return "".join(LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+    lines = [r"\begin{tabular}{lllrrrr}", r"\toprule",
+             "demo & row (A) & B differs in & A & B & B $-$ A & seeds \\\\",
+             r"\midrule"]
+    for line in c.pairs.itertuples(index=False):
+        diff = f"{line.difference:+.4f} $\\pm$ {line.se:.4f}"
+        cells = [tex(line.experiment), tex(line.row), tex(line.differs), f"{line.A:.4f}", f"{line.B:.4f}",
+                 f"\\textbf{{{diff}}}" if line.resolved else diff,
+                 f"{line.seeds}{'' if line.paired else ' (unpaired)'}"]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              f"% {tex(c.y)} of A = {tex(name_a)} and B = {tex(name_b)}, over seeds; bold: resolved (a "
+              f"two-sided t test at alpha = {K.ALPHA:g} for the seeds' degrees of freedom, on {K.MIN_SEEDS} "
+              "seeds or more)"]
+    return lines
+
+
 def _show(value):
     return f"{value:g}" if isinstance(value, float) else str(value)
 

@@ -144,3 +144,25 @@ def test_every_reader_refuses_another_configs_files_at_the_same_paths(tiny_run, 
         refused = run([PYTHON, "-m", "rlvr", *command], check=False)
         assert refused.returncode == 2 and "not this config's" in refused.stderr, refused.stderr
     assert not list(tmp_path.glob("sweep*"))
+
+
+def test_the_latex_table_has_a_line_per_pair_escaped_and_the_resolved_in_bold():
+    """`rlvr compare --latex`: a booktabs tabular, a line per paired row with its numbers, TeX's
+    special characters escaped (reward_offset), a resolved difference in bold and an unpaired one
+    marked."""
+    from rlvr.compare import latex
+
+    seeds = range(6)
+    a = {row(): pd.Series(np.linspace(0.5, 0.51, 6), index=seeds),
+         row(method="rloo"): pd.Series([0.3], index=[0])}
+    b = {row(lr=4.0): pd.Series(np.linspace(0.6, 0.61, 6) + [0, 1e-4, 0, 0, 1e-4, 0], index=seeds),
+         row(method="rloo", lr=8.0): pd.Series([0.4], index=[1])}
+    c = compare(a, b, "final_pass1")
+    lines = latex(c, "a_1.yaml", "b.yaml")
+    assert lines[0].startswith(r"\begin{tabular}") and lines[-2] == r"\end{tabular}"
+    body = [line for line in lines if line.startswith("training")]
+    assert len(body) == 2
+    grpo, rloo = body
+    assert r"\textbf{+0.1000" in grpo and grpo.endswith(r"& 6 \\")  # resolved: 6 seeds, near-constant
+    assert r"\textbf" not in rloo and "(unpaired)" in rloo and r"lr 2 $\to$ 8" in rloo
+    assert r"a\_1.yaml" in lines[-1] and "_" not in lines[-1].replace(r"\_", "")
