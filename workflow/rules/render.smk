@@ -11,7 +11,13 @@ rule render:
         # vouches for them, if it fails
         [
             update(
-                report(path, caption=caption, category=demo.category)
+                report(
+                    path,
+                    caption=caption,
+                    category=demo.category,
+                    # the report groups a demo's files under these (else under "Other")
+                    subcategory="table" if path.endswith(".html") else "figures",
+                )
                 if caption
                 else path
             )
