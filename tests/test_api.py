@@ -52,7 +52,8 @@ def test_restored_script_is_the_lecture():
     found = [d / "shared" / "lecture" / "01_grpo.original.txt" for d in REPO.parents]
     original = next((p for p in found if p.exists()), None)
     if original is None:
-        pytest.skip(f"the lecture's original is not beside this checkout or its parents ({found[0]})")
+        pytest.skip("the lecture's original, shared/lecture/01_grpo.original.txt, is not beside this "
+                    "checkout or its parents")
     script = (REPO / "examples" / "lecture_01_grpo.py").read_text()
     restored = re.sub(r"\n\(rlvr: .*?\)\n", "\n", script, flags=re.S)  # minus our note
     restored = restored.replace("  # noqa: E501", "")  # and the line-length waivers on its long lines
