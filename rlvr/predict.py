@@ -217,18 +217,13 @@ def pass_at_k(a, b, ks=KS):
             np.array([np.sqrt(np.clip(v, 0, None).sum()) / len(a) for _, v in out]))
 
 
-def _binom_cdf(k, N, s):
-    """P(Binomial(N, s) <= k)."""
-    if k < 0:
-        return 0.0
-    if k >= N:
-        return 1.0
-    i = np.arange(k + 1)
-    logs = (_lgamma(N + 1.0) - _lgamma(i + 1.0) - _lgamma(N - i + 1.0)
-            + i * math.log(s) + (N - i) * math.log1p(-s)) if 0 < s < 1 else None
-    if logs is None:
-        return float(s == 0) if k < N else 1.0
-    return float(np.exp(logs).sum())
+def _binom_pmf(N, s):
+    """P(Binomial(N, s) = i) for i = 0 .. N: [N + 1]."""
+    i = np.arange(N + 1)
+    if not 0 < s < 1:
+        return (i == (N if s >= 1 else 0)).astype(float)
+    return np.exp(_lgamma(N + 1.0) - _lgamma(i + 1.0) - _lgamma(N - i + 1.0)
+                  + i * math.log(s) + (N - i) * math.log1p(-s))
 
 
 def dynamic_sampling(signal, n, max_rounds):
@@ -236,16 +231,10 @@ def dynamic_sampling(signal, n, max_rounds):
     a signal with probability `signal` independently: (expected prompts drawn a step, expected
     groups with a signal kept, at most n). Round r + 1 is drawn iff the r·n groups before it hold
     fewer than n with a signal."""
-    drawn = sum(n * _binom_cdf(n - 1, r * n, signal) for r in range(1, max_rounds)) + n
+    drawn = sum(n * _binom_pmf(r * n, signal)[:n].sum() for r in range(1, max_rounds)) + n
     N = max_rounds * n
-    i = np.arange(N + 1)
-    if 0 < signal < 1:
-        pmf = np.exp(_lgamma(N + 1.0) - _lgamma(i + 1.0) - _lgamma(N - i + 1.0)
-                     + i * math.log(signal) + (N - i) * math.log1p(-signal))
-    else:
-        pmf = (i == (N if signal >= 1 else 0)).astype(float)
     # rounds stop once n are kept, so what is kept is min(n, all the rounds' groups with a signal)
-    return float(drawn), float((np.minimum(i, n) * pmf).sum())
+    return float(drawn), float((np.minimum(np.arange(N + 1), n) * _binom_pmf(N, signal)).sum())
 
 
 def posterior_nodes(a, b, nodes=81, width=8.0):

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from rlvr import predict as P
+from rlvr.policy import softmax
 from rlvr.task import make_task
 
 
@@ -80,8 +81,7 @@ def test_on_known_pass_rates_the_zero_signal_prediction_covers_the_truth():
     """The toy's reference pass rates (make_task's 200 prompts) with 16 answers sampled a prompt
     (seeds 0–4): the predicted zero-signal share at G = 4, 8, 16 lies within 3 posterior s.d. of the
     true mean p^G + (1 − p)^G, under the fitted prior, on every seed."""
-    logits = make_task()["logits"]
-    p = 1 / (1 + np.exp(-(logits[:, 0] - np.logaddexp.reduce(logits[:, 1:], axis=1))))
+    p = softmax(make_task()["logits"])[:, 0]
     for seed in range(5):
         c = np.random.default_rng(seed).binomial(16, p)
         a, b, _ = P.posterior(np.full(200, 16), c)

@@ -172,11 +172,16 @@ def _collapsed(frames, *rows):
     return "; ".join(out)
 
 
+def _shown(value):
+    """A knob's value as the table shows it: a float by %g."""
+    return f"{value:g}" if isinstance(value, float) else f"{value}"
+
+
 def _row_label(row):
     """A network row as the table names it: optimizer, lr, method and the knobs away from _net's."""
     usual = _net(row["method"])
-    own = [f"{_KNOB_NAMES.get(k, k)} {v:g}" if isinstance(v, float) else f"{_KNOB_NAMES.get(k, k)} {v}"
-           for k, v in row.items() if k not in ("method", "optimizer", "lr") and v != usual.get(k)]
+    own = [f"{_KNOB_NAMES.get(k, k)} {_shown(v)}" for k, v in row.items()
+           if k not in ("method", "optimizer", "lr") and v != usual.get(k)]
     return " ".join([style.OPTIMIZER_LABELS[row["optimizer"]], f"lr {row['lr']:g}",
                      style.label(row["method"]), *own])
 
@@ -205,11 +210,8 @@ def _net_paired(frames, value, this, base):
     if this["method"] != base["method"]:
         which = f"{style.label(this['method'])} − {style.label(base['method'])}"
     else:  # the knobs the two rows differ in
-        def shown(v):
-            return f"{v:g}" if isinstance(v, float) else f"{v}"
-
         which = f"{style.label(this['method'])}, " + ", ".join(
-            f"{_KNOB_NAMES.get(k, k)} {shown(this[k])} − {shown(base[k])}"
+            f"{_KNOB_NAMES.get(k, k)} {_shown(this[k])} − {_shown(base[k])}"
             for k in this if this[k] != base[k])
     return (K.over_seeds(d.to_numpy()),
             f"{style.OPTIMIZER_LABELS[this['optimizer']]} lr {lrs[-1]:g}: {which}",
@@ -711,9 +713,8 @@ def claims(frames):
         out.append(K.Claim("verdict_by_lr", "The network's verdict at each lr a prediction's rows share: "
                            + "; ".join(scan), tuple(net[0] for _, _, net, _ in by_lr)))
     base = frames["net_base"]  # a row per (seed, prompt)
-    levels = [f"{F.LEVEL_LABELS[key]} {sub['p_correct'].mean():.4f} "
-              f"(the toy's {sub['toy_p_correct'].mean():.4f})"
-              for i, key in enumerate(LEVEL_KEYS) if len(sub := base[base["level"] == i])]
+    by_level = _base_fit(base)
+    levels = [f"{F.LEVEL_LABELS[key]} {fit.net:.4f} (the toy's {fit.toy:.4f})" for key, fit in by_level]
     mass = base.groupby("seed")["mass_on_candidates"].mean()
     out.insert(0, K.Claim("base_levels", f"The network's bases, P(correct) by level (mean over {len(mass)} "
                           f"base{'s' * (len(mass) != 1)}, one a seed): " + ", ".join(levels)
@@ -721,7 +722,7 @@ def claims(frames):
                           f"{mass.mean():.3f} (mean over prompts, from {mass.min():.3f} to {mass.max():.3f} "
                           f"by base; the least of a prompt {base['mass_on_candidates'].min():.3f})", ()))
     fits = [f"{F.LEVEL_LABELS[key]} {fit.logodds_error:.3f} (least P(correct) {fit.least:.2g}, the toy's "
-            f"{fit.toy_least:.2g}; mass on the candidates {fit.mass:.3f})" for key, fit in _base_fit(base)]
+            f"{fit.toy_least:.2g}; mass on the candidates {fit.mass:.3f})" for key, fit in by_level]
     out.insert(1, K.Claim("base_fit", "How closely the bases fit the toy's reference, by level: the mean "
                           "over prompts and bases of |log-odds of the base's P(correct) − the toy's|: "
                           + ", ".join(fits), ()))
@@ -781,8 +782,8 @@ def _predicted_zero_signal(frames):
                      f"rows' first batch {A.pm(observed)} (observed − predicted {K.signed(d)})")
     return K.Claim("predicted_zero_signal", (
         f"`rlvr predict` on {PREDICT_ANSWERS} answers sampled a prompt from each base (the fitted prior), "
-        "the "
-        f"share of groups without a signal over {diffs[0].seeds} bases: " + "; ".join(parts)), tuple(diffs))
+        f"the share of groups without a signal over {diffs[0].seeds} bases: " + "; ".join(parts)),
+        tuple(diffs))
 
 
 def _off_the_candidates(frames):
