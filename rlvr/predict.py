@@ -404,36 +404,34 @@ def report(data, out, budget, band, prior, source):
     return lines
 
 
+SUBSET_LABELS = {"all": "all prompts", "kept": "kept by the band"}
+
+
 def figure(out, path):
     """One figure of predict's frames: the zero-signal share against G, and pass@k against k, each
-    with its ±1 posterior s.d. band, a line per subset; written as <path>.png and <path>.pdf."""
-    import matplotlib
+    with its ±1 posterior s.d. band, a line per subset; written as <path>.png and <path>.pdf
+    (rlvr/figures.py: a page wide, ticks at the values drawn)."""
+    from . import figures as F
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(6.8, 2.6), constrained_layout=True)
+    fig, ((left, right),) = F.subplots(1, 2, height=2.6)
     for (subset, g), colour in zip(out["groups"].groupby("subset", sort=False), ("#1f77b4", "#ff7f0e")):
-        left.plot(g["G"], g["zero_signal"], "o-", color=colour, label=subset, ms=3)
         z, sd = g["zero_signal"], g["zero_signal_sd"]
+        left.plot(g["G"], z, "o-", color=colour, label=SUBSET_LABELS[subset], ms=3)
         left.fill_between(g["G"], z - sd, z + sd, color=colour, alpha=0.25, lw=0)
         k = out["pass_at_k"][out["pass_at_k"]["subset"] == subset]
-        right.plot(k["k"], k["pass_at_k"], "o-", color=colour, label=subset, ms=3)
+        right.plot(k["k"], k["pass_at_k"], "o-", color=colour, ms=3)
         right.fill_between(k["k"], k["pass_at_k"] - k["sd"], k["pass_at_k"] + k["sd"], color=colour,
                            alpha=0.25, lw=0)
-    left.set(xscale="log", xlabel="G (answers a group)", ylabel="groups without signal",
-             title="no-signal share (±1 s.d.)")
-    right.set(xscale="log", xlabel="k", ylabel="pass@k", title="pass@k of the sampler (±1 s.d.)")
+    left.set(xlabel="G (answers a group)", ylabel="groups without signal", title="no-signal share (±1 s.d.)")
+    right.set(xlabel="k", ylabel="pass@k", title="pass@k of the sampler (±1 s.d.)")
+    F.log_ticks(left, out["groups"]["G"])
+    F.log_ticks(right, out["pass_at_k"]["k"])
     for ax in (left, right):
-        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-        ax.minorticks_off()
         ax.grid(alpha=0.3)
-    if len(out["groups"]["subset"].unique()) > 1:
+    if out["groups"]["subset"].nunique() > 1:
         left.legend(frameon=False, fontsize=8)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    for suffix in (".png", ".pdf"):
-        fig.savefig(f"{path}{suffix}", dpi=200 if suffix == ".png" else None)
-    plt.close(fig)
+    F.save(fig, Path(path).parent, Path(path).name)
 
 
 def run(a):
